@@ -1,0 +1,137 @@
+//! The maintenance-mode strategy label rules: M1, M2 (mutation) and V1–V5 (validation).
+
+use serde_json::Value;
+
+use crate::review::Review;
+use crate::settings::Mode;
+use crate::strategy::is_maintenance_strategy;
+use crate::verdict::Verdict;
+use crate::vm::{self, FieldError, Object, label, show};
+
+/// G5: the two label maps must be objects or `null`.
+pub fn check_shape(vm: &Object) -> Result<(), FieldError> {
+    vm::labels(vm)?;
+    vm::template_labels(vm)?;
+    Ok(())
+}
+
+/// M1: a VM without the label gets the default strategy. An existing value is never changed.
+pub fn default_label(vm: &mut Object, key: &str, default: &str) -> bool {
+    let present = matches!(vm::labels(vm), Ok(Some(labels)) if labels.contains_key(key));
+    !present && vm::set_label(vm, key, Value::String(default.to_owned()))
+}
+
+/// M2: copy the label verbatim into `spec.template.metadata.labels` (never creating `spec.template`).
+pub fn propagate_label(vm: &mut Object, key: &str) -> bool {
+    let Ok(Some(value)) = vm::labels(vm).map(|labels| label(labels, key).cloned()) else {
+        return false;
+    };
+    vm::template_mut(vm).is_some_and(|template| vm::set_label(template, key, value))
+}
+
+/// V1–V5 on the (mutated) object.
+pub fn validate(vm: &Object, review: &Review, verdict: &mut Verdict) {
+    let key = review.settings.label_key.as_str();
+    let labels = vm::labels(vm).ok().flatten();
+    let template_labels = vm::template_labels(vm).ok().flatten();
+    match label(labels, key) {
+        None => missing_label(key, review, verdict),
+        Some(value) => strategy_value(key, value, review, verdict),
+    }
+    if vm::template(vm).is_some() {
+        template_mismatch(key, label(template_labels, key), label(labels, key), review, verdict);
+    }
+    case_variant_keys("metadata.labels", labels, key, verdict);
+    case_variant_keys("spec.template.metadata.labels", template_labels, key, verdict);
+}
+
+/// V1: the label is missing (only reachable with `mutate: false`).
+fn missing_label(key: &str, review: &Review, verdict: &mut Verdict) {
+    if !review.settings.require_label {
+        verdict.warn(format!(
+            "metadata.labels[{key}]: not set; a drain treats this VM as Migrate"
+        ));
+        return;
+    }
+    let legacy = review
+        .old()
+        .is_some_and(|old| label(vm::labels(old).ok().flatten(), key).is_none());
+    if legacy {
+        verdict.warn(format!(
+            "metadata.labels[{key}]: not set on this existing VM; a drain treats it as Migrate"
+        ));
+    } else {
+        verdict.reject(format!("metadata.labels[{key}]: label `{key}` not found"));
+    }
+}
+
+/// V2 and V3: the value must be an allowed strategy, unless an UPDATE keeps it unchanged.
+fn strategy_value(key: &str, value: &Value, review: &Review, verdict: &mut Verdict) {
+    let allowed = &review.settings.allowed_strategies;
+    if value.as_str().is_some_and(|v| allowed.iter().any(|a| a == v)) {
+        return;
+    }
+    let shown = show(Some(value));
+    let kept = review
+        .old()
+        .is_some_and(|old| label(vm::labels(old).ok().flatten(), key) == Some(value));
+    if !kept {
+        verdict.reject(format!(
+            "metadata.labels[{key}]: invalid maintenance mode strategy: {shown} (valid: {})",
+            allowed.join(", ")
+        ));
+    } else if value.as_str().is_some_and(is_maintenance_strategy) {
+        // A real Harvester strategy that this policy does not allow: a drain still honours it.
+        verdict.warn(format!(
+            "metadata.labels[{key}]: kept value {shown} is not allowed by this policy"
+        ));
+    } else {
+        verdict.warn(format!(
+            "metadata.labels[{key}]: kept invalid value {shown}; a drain treats this VM as Migrate"
+        ));
+    }
+}
+
+/// V4: the template's copy must equal the VM's label (only reachable with `mutate: false`).
+fn template_mismatch(
+    key: &str,
+    in_template: Option<&Value>,
+    on_vm: Option<&Value>,
+    review: &Review,
+    verdict: &mut Verdict,
+) {
+    if in_template == on_vm {
+        return;
+    }
+    let (t, l) = (show(in_template), show(on_vm));
+    let warning = || format!("spec.template.metadata.labels[{key}] ({t}) differs from metadata.labels ({l})");
+    match review.settings.template_mismatch {
+        Mode::Ignore => {}
+        Mode::Warn => verdict.warn(warning()),
+        Mode::Reject => {
+            let kept = review.old().is_some_and(|old| {
+                let old_template = vm::template_labels(old).ok().flatten();
+                let old_labels = vm::labels(old).ok().flatten();
+                label(old_template, key) == in_template && label(old_labels, key) == on_vm
+            });
+            if kept {
+                verdict.warn(warning());
+            } else {
+                verdict.reject(format!(
+                    "spec.template.metadata.labels[{key}]: must equal metadata.labels[{key}] ({t} != {l})"
+                ));
+            }
+        }
+    }
+}
+
+/// V5: a key that equals the label key but for case is ignored by Harvester: say so.
+fn case_variant_keys(path: &str, labels: Option<&Object>, key: &str, verdict: &mut Verdict) {
+    for other in labels.into_iter().flat_map(Object::keys) {
+        if other != key && other.eq_ignore_ascii_case(key) {
+            verdict.warn(format!(
+                "{path}[{other}] is ignored: label keys are case-sensitive"
+            ));
+        }
+    }
+}

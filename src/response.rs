@@ -1,0 +1,55 @@
+//! The bytes `validate` answers: a Kubewarden `ValidationResponse` that always carries the warnings.
+
+use kubewarden_policy_sdk::response::ValidationResponse;
+use serde_json::Value;
+
+use crate::verdict::{BAD_REQUEST, Verdict};
+
+/// Accept (with `mutated_object` when the object changed) or reject, with the verdict's warnings.
+pub fn respond(verdict: Verdict, mutated_object: Option<Value>) -> Vec<u8> {
+    let warnings = Some(verdict.warnings).filter(|w| !w.is_empty());
+    let response = match verdict.rejection {
+        Some((message, code)) => ValidationResponse {
+            accepted: false,
+            message: Some(message),
+            code: Some(code),
+            mutated_object: None,
+            audit_annotations: None,
+            warnings,
+        },
+        None => ValidationResponse {
+            accepted: true,
+            message: None,
+            code: None,
+            mutated_object,
+            audit_annotations: None,
+            warnings,
+        },
+    };
+    serde_json::to_vec(&response).unwrap_or_else(|_| {
+        // Serializing a `serde_json::Value` cannot fail; answer a rejection if it ever does.
+        br#"{"accepted":false,"message":"internal error: cannot serialize the response","code":500}"#
+            .to_vec()
+    })
+}
+
+/// A plain acceptance, untouched.
+pub fn accept() -> Vec<u8> {
+    respond(Verdict::default(), None)
+}
+
+/// A rejection with the given code and no warnings.
+pub fn reject(message: String, code: u16) -> Vec<u8> {
+    respond(
+        Verdict {
+            rejection: Some((message, code)),
+            warnings: Vec::new(),
+        },
+        None,
+    )
+}
+
+/// A payload that is not a validation request.
+pub fn bad_request(message: String) -> Vec<u8> {
+    reject(message, BAD_REQUEST)
+}

@@ -1,0 +1,155 @@
+//! Policy settings: serde shape, defaults and the consistency checks of `validate_settings`.
+
+use kubewarden_policy_sdk::settings::Validatable;
+use serde::Deserialize;
+
+use crate::strategy::{
+    DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, MAINTENANCE_STRATEGIES,
+};
+
+/// What to do about a finding that is not always an error.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    Ignore,
+    Warn,
+    Reject,
+}
+
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Settings {
+    pub label_key: String,
+    pub allowed_strategies: Vec<String>,
+    pub default_strategy: String,
+    pub mutate: bool,
+    pub require_label: bool,
+    pub template_mismatch: Mode,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            label_key: DEFAULT_LABEL_KEY.to_owned(),
+            allowed_strategies: MAINTENANCE_STRATEGIES.map(str::to_owned).to_vec(),
+            default_strategy: DEFAULT_MAINTENANCE_STRATEGY.to_owned(),
+            mutate: true,
+            require_label: true,
+            template_mismatch: Mode::Reject,
+        }
+    }
+}
+
+impl Settings {
+    /// Parses settings JSON; the error names the offending field (`evictionStrategy.default: ...`).
+    pub fn from_json(raw: &[u8]) -> Result<Settings, String> {
+        let de = &mut serde_json::Deserializer::from_slice(raw);
+        let settings: Option<Settings> =
+            serde_path_to_error::deserialize(de).map_err(|e| match e.path().to_string() {
+                path if path == "." || path == "?" => e.inner().to_string(),
+                path => format!("{path}: {}", e.inner()),
+            })?;
+        Ok(settings.unwrap_or_default())
+    }
+
+    /// Parses and checks settings: the one entry point for both waPC functions.
+    pub fn load(raw: &[u8]) -> Result<Settings, String> {
+        let settings = Settings::from_json(raw)?;
+        settings.validate()?;
+        Ok(settings)
+    }
+}
+
+impl Validatable for Settings {
+    fn validate(&self) -> Result<(), String> {
+        if !is_label_key(&self.label_key) {
+            return Err(format!(
+                "labelKey: {:?} is not a valid label key ([prefix/]name, name at most 63 characters)",
+                self.label_key
+            ));
+        }
+        check_list(
+            "allowedStrategies",
+            &self.allowed_strategies,
+            &MAINTENANCE_STRATEGIES,
+        )?;
+        check_member(
+            "defaultStrategy",
+            &self.default_strategy,
+            "allowedStrategies",
+            &self.allowed_strategies,
+        )
+    }
+}
+
+/// A non-empty list of distinct names, each one of `known`.
+pub(crate) fn check_list(field: &str, list: &[String], known: &[&str]) -> Result<(), String> {
+    if list.is_empty() {
+        return Err(format!("{field}: must not be empty"));
+    }
+    for (i, name) in list.iter().enumerate() {
+        if name.is_empty() {
+            return Err(format!("{field}[{i}]: must not be empty"));
+        }
+        if !known.contains(&name.as_str()) {
+            return Err(format!(
+                "{field}[{i}]: unknown value {name:?} (valid: {})",
+                known.join(", ")
+            ));
+        }
+        if list[..i].contains(name) {
+            return Err(format!("{field}[{i}]: {name:?} is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+/// `value` must be one of `list` (the field named `list_field`).
+pub(crate) fn check_member(
+    field: &str,
+    value: &str,
+    list_field: &str,
+    list: &[String],
+) -> Result<(), String> {
+    if list.iter().any(|s| s == value) {
+        return Ok(());
+    }
+    Err(format!(
+        "{field}: {value:?} is not in {list_field} ({})",
+        list.join(", ")
+    ))
+}
+
+/// A Kubernetes label key: `[prefix/]name`, prefix a DNS subdomain of at most 253 characters,
+/// name at most 63 characters of `[A-Za-z0-9_.-]` that starts and ends alphanumeric.
+pub fn is_label_key(key: &str) -> bool {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    prefix.is_none_or(is_dns_subdomain) && is_label_name(name)
+}
+
+fn is_label_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+fn is_dns_subdomain(prefix: &str) -> bool {
+    let lower_alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    prefix.len() <= 253
+        && prefix.split('.').all(|part| {
+            let b = part.as_bytes();
+            !b.is_empty()
+                && b.len() <= 63
+                && lower_alnum(&b[0])
+                && lower_alnum(&b[b.len() - 1])
+                && b.iter().all(|c| lower_alnum(c) || *c == b'-')
+        })
+}
