@@ -39,10 +39,21 @@ pub fn validate(vm: &Object, review: &Review, verdict: &mut Verdict) {
         Some(value) => strategy_value(key, value, review, verdict),
     }
     if vm::template(vm).is_some() {
-        template_mismatch(key, label(template_labels, key), label(labels, key), review, verdict);
+        template_mismatch(
+            key,
+            label(template_labels, key),
+            label(labels, key),
+            review,
+            verdict,
+        );
     }
     case_variant_keys("metadata.labels", labels, key, verdict);
-    case_variant_keys("spec.template.metadata.labels", template_labels, key, verdict);
+    case_variant_keys(
+        "spec.template.metadata.labels",
+        template_labels,
+        key,
+        verdict,
+    );
 }
 
 /// V1: the label is missing (only reachable with `mutate: false`).
@@ -68,7 +79,10 @@ fn missing_label(key: &str, review: &Review, verdict: &mut Verdict) {
 /// V2 and V3: the value must be an allowed strategy, unless an UPDATE keeps it unchanged.
 fn strategy_value(key: &str, value: &Value, review: &Review, verdict: &mut Verdict) {
     let allowed = &review.settings.allowed_strategies;
-    if value.as_str().is_some_and(|v| allowed.iter().any(|a| a == v)) {
+    if value
+        .as_str()
+        .is_some_and(|v| allowed.iter().any(|a| a == v))
+    {
         return;
     }
     let shown = show(Some(value));
@@ -104,7 +118,8 @@ fn template_mismatch(
         return;
     }
     let (t, l) = (show(in_template), show(on_vm));
-    let warning = || format!("spec.template.metadata.labels[{key}] ({t}) differs from metadata.labels ({l})");
+    let warning =
+        || format!("spec.template.metadata.labels[{key}] ({t}) differs from metadata.labels ({l})");
     match review.settings.template_mismatch {
         Mode::Ignore => {}
         Mode::Warn => verdict.warn(warning()),

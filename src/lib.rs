@@ -19,5 +19,8 @@ pub extern "C" fn wapc_init() {
     guest::register_function("validate_settings", |payload| {
         Ok(policy::validate_settings(payload))
     });
-    guest::register_function("protocol_version", kubewarden_policy_sdk::protocol_version_guest);
+    guest::register_function(
+        "protocol_version",
+        kubewarden_policy_sdk::protocol_version_guest,
+    );
 }

@@ -49,7 +49,10 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 
 /// G1–G3: which rules apply; `None` means accept untouched.
 fn gate(request: &Request) -> Option<Target> {
-    if request.kind.group != "kubevirt.io" || request.operation().is_none() || request.is_subresource() {
+    if request.kind.group != "kubevirt.io"
+        || request.operation().is_none()
+        || request.is_subresource()
+    {
         return None;
     }
     match request.kind.kind.as_ref() {

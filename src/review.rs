@@ -17,7 +17,11 @@ pub struct Review<'a> {
 }
 
 impl<'a> Review<'a> {
-    pub fn new(operation: Operation, settings: &'a Settings, old_raw: Option<&'a RawValue>) -> Self {
+    pub fn new(
+        operation: Operation,
+        settings: &'a Settings,
+        old_raw: Option<&'a RawValue>,
+    ) -> Self {
         Review {
             operation,
             settings,

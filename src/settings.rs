@@ -3,9 +3,7 @@
 use kubewarden_policy_sdk::settings::Validatable;
 use serde::Deserialize;
 
-use crate::strategy::{
-    DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, MAINTENANCE_STRATEGIES,
-};
+use crate::strategy::{DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, MAINTENANCE_STRATEGIES};
 
 /// What to do about a finding that is not always an error.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +41,10 @@ impl Default for Settings {
 impl Settings {
     /// Parses settings JSON; the error names the offending field (`evictionStrategy.default: ...`).
     pub fn from_json(raw: &[u8]) -> Result<Settings, String> {
+        // serde also reads a struct from a JSON array; settings are an object (or `null`) only.
+        if raw.trim_ascii_start().first() == Some(&b'[') {
+            return Err("settings must be a JSON object, got an array".to_owned());
+        }
         let de = &mut serde_json::Deserializer::from_slice(raw);
         let settings: Option<Settings> =
             serde_path_to_error::deserialize(de).map_err(|e| match e.path().to_string() {
@@ -136,8 +138,7 @@ fn is_label_name(name: &str) -> bool {
         && b.len() <= 63
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
-        && b
-            .iter()
+        && b.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 

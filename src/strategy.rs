@@ -22,7 +22,8 @@ pub const SHUTDOWN_FAMILY: [&str; 3] = [
 ];
 
 /// KubeVirt's eviction strategies.
-pub const EVICTION_STRATEGIES: [&str; 4] = ["LiveMigrate", "LiveMigrateIfPossible", "None", "External"];
+pub const EVICTION_STRATEGIES: [&str; 4] =
+    ["LiveMigrate", "LiveMigrateIfPossible", "None", "External"];
 
 pub const LIVE_MIGRATE: &str = "LiveMigrate";
 pub const LIVE_MIGRATE_IF_POSSIBLE: &str = "LiveMigrateIfPossible";

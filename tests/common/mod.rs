@@ -1,0 +1,150 @@
+//! Helpers shared by the native, table-driven tests: fixtures, requests, and a checked case runner.
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+
+pub const K: &str = "harvesterhci.io/maintain-mode-strategy";
+
+/// A fixture from `fixtures/` as JSON.
+pub fn fixture(name: &str) -> Value {
+    let path = format!("{}/fixtures/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// `doc` with an RFC 6902 patch applied.
+pub fn patched(mut doc: Value, patch: &Value) -> Value {
+    let patch: json_patch::Patch = serde_json::from_value(patch.clone()).expect("patch syntax");
+    json_patch::patch(&mut doc, &patch).expect("patch applies");
+    doc
+}
+
+/// A JSON pointer token for a label key (`/` becomes `~1`).
+pub fn labels_ptr(prefix: &str, key: &str) -> String {
+    format!("{prefix}/{}", key.replace('~', "~0").replace('/', "~1"))
+}
+
+pub fn vm_request(operation: &str, object: Value, old: Option<Value>) -> Value {
+    json!({
+        "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+        "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
+        "resource": {"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"},
+        "operation": operation,
+        "object": object,
+        "oldObject": old,
+        "dryRun": false,
+    })
+}
+
+/// Evaluates natively through the crate's `rlib`: the same function the waPC export calls.
+pub fn evaluate(request: Value, settings: Value) -> Value {
+    let payload = serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
+    let answer = vm_maintenance_strategy::policy::validate(&payload);
+    serde_json::from_slice(&answer).expect("the policy answers JSON")
+}
+
+/// One row of a rule table.
+pub struct Case {
+    pub name: &'static str,
+    pub request: Value,
+    pub settings: Value,
+    pub accepted: bool,
+    pub message: Option<String>,
+    pub warnings: Vec<String>,
+    /// `None`: no `mutated_object`; `Some`: values expected at JSON pointers of it.
+    pub mutated: Option<Vec<(String, Value)>>,
+}
+
+impl Case {
+    pub fn new(name: &'static str, request: Value) -> Case {
+        Case {
+            name,
+            request,
+            settings: json!({}),
+            accepted: true,
+            message: None,
+            warnings: Vec::new(),
+            mutated: None,
+        }
+    }
+    pub fn settings(mut self, settings: Value) -> Case {
+        self.settings = settings;
+        self
+    }
+    pub fn rejects(mut self, message: impl Into<String>) -> Case {
+        self.accepted = false;
+        self.message = Some(message.into());
+        self
+    }
+    pub fn warns(mut self, warning: impl Into<String>) -> Case {
+        self.warnings.push(warning.into());
+        self
+    }
+    pub fn sets(mut self, pointer: impl Into<String>, value: Value) -> Case {
+        self.mutated
+            .get_or_insert_with(Vec::new)
+            .push((pointer.into(), value));
+        self
+    }
+
+    /// The differences between what the policy answered and what the row expects.
+    pub fn check(&self) -> Vec<String> {
+        let answer = evaluate(self.request.clone(), self.settings.clone());
+        let mut problems = Vec::new();
+        if answer["accepted"] != json!(self.accepted) {
+            problems.push(format!("accepted: want {}, got {answer}", self.accepted));
+        }
+        let message = answer["message"].as_str().map(str::to_owned);
+        if message != self.message {
+            problems.push(format!("message: want {:?}, got {message:?}", self.message));
+        }
+        if !self.accepted && answer["code"] != json!(422) {
+            problems.push(format!("code: want 422, got {}", answer["code"]));
+        }
+        let warnings: Vec<String> = answer["warnings"]
+            .as_array()
+            .map(|w| {
+                w.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if warnings != self.warnings {
+            problems.push(format!(
+                "warnings: want {:?}, got {warnings:?}",
+                self.warnings
+            ));
+        }
+        match (
+            &self.mutated,
+            answer.get("mutated_object").filter(|m| !m.is_null()),
+        ) {
+            (None, None) => {}
+            (None, Some(_)) => problems.push("unexpected mutated_object".to_owned()),
+            (Some(_), None) => problems.push("want mutated_object, got none".to_owned()),
+            (Some(expected), Some(object)) => {
+                for (pointer, value) in expected {
+                    let got = object.pointer(pointer);
+                    if got != Some(value) {
+                        problems.push(format!("{pointer}: want {value}, got {got:?}"));
+                    }
+                }
+            }
+        }
+        problems
+    }
+}
+
+/// Runs every row and fails once, listing each row that went wrong.
+pub fn run(cases: Vec<Case>) {
+    assert!(!cases.is_empty(), "empty table");
+    let failures: Vec<String> = cases
+        .iter()
+        .flat_map(|case| {
+            case.check()
+                .into_iter()
+                .map(move |p| format!("{}: {p}", case.name))
+        })
+        .collect();
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}

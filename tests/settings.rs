@@ -1,0 +1,132 @@
+//! SPEC §2: settings parsing and `validate_settings`, through the waPC function's own code.
+
+use serde_json::{Value, json};
+use vm_maintenance_strategy::policy::validate_settings;
+use vm_maintenance_strategy::settings::is_label_key;
+
+fn answer(settings: &[u8]) -> (bool, String) {
+    let answer: Value = serde_json::from_slice(&validate_settings(settings)).expect("JSON answer");
+    let valid = answer["valid"].as_bool().expect("valid is a boolean");
+    (
+        valid,
+        answer["message"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+#[test]
+fn valid_settings() {
+    for settings in [
+        json!({}),
+        Value::Null,
+        json!({"labelKey": "example.com/drain", "allowedStrategies": ["Shutdown", "Migrate"],
+               "defaultStrategy": "Shutdown", "mutate": false, "requireLabel": false,
+               "templateMismatch": "warn"}),
+        json!({"templateMismatch": "ignore"}),
+        json!({"labelKey": "drain-strategy"}),
+    ] {
+        let (valid, message) = answer(settings.to_string().as_bytes());
+        assert!(valid, "{settings}: {message}");
+        assert_eq!(message, "", "{settings}");
+    }
+}
+
+/// Exact messages for our own checks; the start of serde's (which add a line and column).
+#[test]
+fn invalid_settings() {
+    let all = "Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable, Shutdown";
+    let exact: Vec<(Value, String)> = vec![
+        (json!({"allowedStrategies": []}), "allowedStrategies: must not be empty".into()),
+        (json!({"allowedStrategies": ["Migrate", ""]}), "allowedStrategies[1]: must not be empty".into()),
+        (json!({"allowedStrategies": ["Migrate", "Drain"]}),
+            format!("allowedStrategies[1]: unknown value \"Drain\" (valid: {all})")),
+        (json!({"allowedStrategies": ["migrate"]}),
+            format!("allowedStrategies[0]: unknown value \"migrate\" (valid: {all})")),
+        (json!({"allowedStrategies": ["Migrate", "Migrate"]}),
+            "allowedStrategies[1]: \"Migrate\" is listed twice".into()),
+        (json!({"allowedStrategies": ["Shutdown"]}),
+            "defaultStrategy: \"Migrate\" is not in allowedStrategies (Shutdown)".into()),
+        (json!({"defaultStrategy": "Drain"}),
+            format!("defaultStrategy: \"Drain\" is not in allowedStrategies ({all})")),
+        (json!({"labelKey": "Bad Key"}),
+            "labelKey: \"Bad Key\" is not a valid label key ([prefix/]name, name at most 63 characters)".into()),
+        (json!({"labelKey": ""}),
+            "labelKey: \"\" is not a valid label key ([prefix/]name, name at most 63 characters)".into()),
+    ];
+    let prefix: Vec<(&[u8], &str)> = vec![
+        (
+            br#"{"labelkey": "x"}"#,
+            "labelkey: unknown field `labelkey`, expected one of `labelKey`,",
+        ),
+        (
+            br#"{"templateMismatch": "sometimes"}"#,
+            "templateMismatch: unknown variant `sometimes`, expected one of `ignore`, `warn`, `reject`",
+        ),
+        (
+            br#"{"mutate": "yes"}"#,
+            "mutate: invalid type: string \"yes\", expected a boolean",
+        ),
+        (
+            br#"{"allowedStrategies": "Migrate"}"#,
+            "allowedStrategies: invalid type: string \"Migrate\", expected a sequence",
+        ),
+        (
+            br#""x""#,
+            "invalid type: string \"x\", expected struct Settings",
+        ),
+        (br#"[]"#, "settings must be a JSON object, got an array"),
+        (
+            br#"["Migrate"]"#,
+            "settings must be a JSON object, got an array",
+        ),
+        (b"7", "invalid type: integer `7`, expected struct Settings"),
+        (b"", "EOF while parsing a value"),
+        (
+            b"{\"labelKey\": \"\xff\"}",
+            "labelKey: invalid unicode code point",
+        ),
+    ];
+    for (settings, want) in exact {
+        assert_eq!(
+            answer(settings.to_string().as_bytes()),
+            (false, want),
+            "{settings}"
+        );
+    }
+    for (settings, want) in prefix {
+        let (valid, message) = answer(settings);
+        assert!(!valid, "{}", String::from_utf8_lossy(settings));
+        assert!(
+            message.starts_with(want),
+            "{message:?} does not start with {want:?}"
+        );
+    }
+}
+
+#[test]
+fn label_keys() {
+    for key in [
+        "harvesterhci.io/maintain-mode-strategy",
+        "a",
+        "A_b.c-9",
+        "x.y/Z",
+        &"a".repeat(63),
+    ] {
+        assert!(is_label_key(key), "{key}");
+    }
+    let long_prefix = format!("{}/a", "a".repeat(254));
+    for key in [
+        "",
+        "/a",
+        "a/",
+        "-a",
+        "a-",
+        "a b",
+        "Ex.com/a",
+        "a..b/c",
+        "a/b/c",
+        &"a".repeat(64),
+        &long_prefix,
+    ] {
+        assert!(!is_label_key(key), "{key}");
+    }
+}
