@@ -1,0 +1,154 @@
+//! From the policy's `ValidationResponse` to the AdmissionResponse the API server receives, the way
+//! policy-server builds it: the mutated object becomes a base64 RFC 6902 patch against the
+//! request's object (`json_patch::diff`), and an error from the module becomes a 500.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+use crate::host::{Error, PolicyHost};
+
+/// What the module answers from `validate` (Kubewarden's `ValidationResponse`, snake_case).
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+pub struct ValidationResponse {
+    pub accepted: bool,
+    pub message: Option<String>,
+    pub code: Option<u16>,
+    pub mutated_object: Option<Value>,
+    pub audit_annotations: Option<HashMap<String, String>>,
+    pub warnings: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct SettingsAnswer {
+    valid: bool,
+    message: Option<String>,
+}
+
+/// Kubernetes `admission/v1` AdmissionResponse.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionResponse {
+    pub uid: String,
+    pub allowed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit_annotations: Option<HashMap<String, String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+pub struct Status {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<u16>,
+}
+
+/// The outcome of one evaluation.
+#[derive(Debug)]
+pub enum Evaluation {
+    /// `validate_settings` refused the settings (kwctl stops here; policy-server would not start).
+    SettingsRefused(String),
+    Answered(Answer),
+}
+
+#[derive(Debug)]
+pub struct Answer {
+    pub response: AdmissionResponse,
+    /// The decoded patch, when there is one.
+    pub patch: Option<json_patch::Patch>,
+    /// The request's object with the patch applied: what the API server would store.
+    pub object: Value,
+}
+
+impl Evaluation {
+    pub fn answer(&self) -> Option<&Answer> {
+        match self {
+            Evaluation::Answered(answer) => Some(answer),
+            Evaluation::SettingsRefused(_) => None,
+        }
+    }
+}
+
+impl PolicyHost {
+    /// Evaluates an AdmissionRequest with settings on a fresh instance.
+    pub fn evaluate(&self, request: &Value, settings: &Value) -> Result<Evaluation, Error> {
+        let instance = self.instance()?;
+        let answer: SettingsAnswer = serde_json::from_slice(
+            &instance.call("validate_settings", &serde_json::to_vec(settings)?)?,
+        )?;
+        if !answer.valid {
+            return Ok(Evaluation::SettingsRefused(
+                answer.message.unwrap_or_default(),
+            ));
+        }
+        let payload = serde_json::to_vec(&json!({"request": request, "settings": settings}))?;
+        let result = instance.call("validate", &payload);
+        let uid = request["uid"].as_str().unwrap_or_default().to_owned();
+        let object = request.get("object").cloned().unwrap_or(Value::Null);
+        Ok(Evaluation::Answered(match result {
+            Ok(bytes) => admission_response(uid, object, serde_json::from_slice(&bytes)?)?,
+            Err(error) => Answer {
+                response: AdmissionResponse {
+                    uid,
+                    allowed: false,
+                    status: Some(Status {
+                        message: Some(format!("internal server error: {error}")),
+                        code: Some(500),
+                    }),
+                    ..AdmissionResponse::default()
+                },
+                patch: None,
+                object,
+            },
+        }))
+    }
+}
+
+/// Builds the AdmissionResponse and applies its patch to `object`.
+pub fn admission_response(
+    uid: String,
+    mut object: Value,
+    validation: ValidationResponse,
+) -> Result<Answer, Error> {
+    let mut response = AdmissionResponse {
+        uid,
+        allowed: validation.accepted,
+        audit_annotations: validation.audit_annotations,
+        warnings: validation.warnings,
+        ..AdmissionResponse::default()
+    };
+    if !validation.accepted {
+        response.status = Some(Status {
+            message: validation.message,
+            code: validation.code,
+        });
+    }
+    let mut patch = None;
+    if let (true, Some(mutated)) = (validation.accepted, validation.mutated_object) {
+        let diff = json_patch::diff(&object, &mutated);
+        if !diff.0.is_empty() {
+            json_patch::patch(&mut object, &diff)?;
+            if object != mutated {
+                return Err("the patch does not reproduce mutated_object".into());
+            }
+            response.patch_type = Some("JSONPatch".to_owned());
+            response.patch = Some(BASE64.encode(serde_json::to_vec(&diff)?));
+            patch = Some(diff);
+        }
+    }
+    Ok(Answer {
+        response,
+        patch,
+        object,
+    })
+}

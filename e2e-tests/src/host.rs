@@ -1,0 +1,73 @@
+//! Loading the module and calling its waPC functions.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use wapc::{WapcHost, WasiParams};
+use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
+
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// The compiled module, ready to be instantiated many times.
+pub struct PolicyHost {
+    pre: WasmtimeEngineProviderPre,
+}
+
+/// One instance of the module, with the log lines the SDK sent to the host.
+pub struct Instance {
+    host: WapcHost,
+    logs: Arc<Mutex<Vec<String>>>,
+}
+
+impl PolicyHost {
+    pub fn load(path: &Path) -> Result<PolicyHost, Error> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| format!("{}: {e} (build it with `make policy.wasm`)", path.display()))?;
+        Self::from_bytes(&bytes)
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<PolicyHost, Error> {
+        let pre = WasmtimeEngineProviderBuilder::new()
+            .module_bytes(bytes)
+            .wasi_params(WasiParams::default())
+            .build_pre()?;
+        Ok(PolicyHost { pre })
+    }
+
+    /// A fresh instance, as policy-server makes for every request.
+    pub fn instance(&self) -> Result<Instance, Error> {
+        let engine = self.pre.rehydrate(None)?;
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&logs);
+        let host = WapcHost::new(
+            Box::new(engine),
+            Some(Box::new(
+                move |_id, binding, namespace, operation, payload| {
+                    // The SDK's `KubewardenDrain` logs through this call; nothing else is offered.
+                    if (binding, namespace, operation) == ("kubewarden", "tracing", "log") {
+                        if let Ok(mut logs) = sink.lock() {
+                            logs.push(String::from_utf8_lossy(payload).into_owned());
+                        }
+                        return Ok(Vec::new());
+                    }
+                    Err(
+                        format!("host capability {binding}/{namespace}/{operation} is not offered")
+                            .into(),
+                    )
+                },
+            )),
+        )?;
+        Ok(Instance { host, logs })
+    }
+}
+
+impl Instance {
+    /// Calls a waPC function of the guest.
+    pub fn call(&self, function: &str, payload: &[u8]) -> Result<Vec<u8>, Error> {
+        Ok(self.host.call(function, payload)?)
+    }
+
+    pub fn logs(&self) -> Vec<String> {
+        self.logs.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}

@@ -1,0 +1,133 @@
+//! SPEC §5 on the compiled module: hostile payloads get an answer, never a trap, and the same
+//! instance keeps serving afterwards.
+
+use e2e_tests::cases::fixture;
+use e2e_tests::{Instance, PolicyHost, default_module_path};
+use serde_json::{Map, Value, json};
+
+fn host() -> PolicyHost {
+    PolicyHost::load(&default_module_path()).expect("policy.wasm loads")
+}
+
+fn vm_request(object: &Value) -> Value {
+    json!({
+        "uid": "u", "operation": "CREATE",
+        "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
+        "object": object,
+    })
+}
+
+fn validate(instance: &Instance, payload: &[u8]) -> Value {
+    let bytes = instance
+        .call("validate", payload)
+        .expect("validate answers, no trap");
+    serde_json::from_slice(&bytes).expect("a JSON ValidationResponse")
+}
+
+/// The instance still evaluates an ordinary request correctly.
+fn still_serving(instance: &Instance) {
+    let payload =
+        json!({"request": vm_request(&fixture("legacy-01-unlabelled").unwrap()), "settings": {}});
+    let answer = validate(instance, payload.to_string().as_bytes());
+    assert_eq!(answer["accepted"], json!(true), "{answer}");
+    assert_eq!(
+        answer["mutated_object"]["metadata"]["labels"]["harvesterhci.io/maintain-mode-strategy"],
+        json!("Migrate")
+    );
+}
+
+fn rejected_with(answer: &Value, code: u16, start: &str) {
+    assert_eq!(answer["accepted"], json!(false), "{answer}");
+    assert_eq!(answer["code"], json!(code), "{answer}");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(start),
+        "{message:?} does not start with {start:?}"
+    );
+}
+
+#[test]
+fn protocol_version_is_v1() {
+    let instance = host().instance().unwrap();
+    assert_eq!(
+        instance.call("protocol_version", b"").unwrap(),
+        br#""v1""#.to_vec()
+    );
+}
+
+#[test]
+fn hostile_payloads_on_one_instance() {
+    let instance = host().instance().unwrap();
+    let web = fixture("web-01-migratable").unwrap().to_string();
+    let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
+    let nested = web.replacen('{', &format!("{{\"x\":{deep},"), 1);
+    let mut utf8 = json!({"request": vm_request(&fixture("web-01-migratable").unwrap())})
+        .to_string()
+        .into_bytes();
+    let at = utf8.windows(6).position(|w| w == b"web-01").unwrap();
+    utf8[at] = 0xc3;
+    let cases: Vec<(Vec<u8>, u16, &str)> = vec![
+        (Vec::new(), 400, "invalid validation payload: EOF while parsing"),
+        (b"\xff\xfe\x00".to_vec(), 400, "invalid validation payload: expected value"),
+        (utf8, 400, "invalid validation payload: invalid unicode code point"),
+        (b"null".to_vec(), 400, "invalid validation payload: invalid type: null"),
+        (format!(r#"{{"request":{{"operation":"CREATE","kind":{{"group":"kubevirt.io","kind":"VirtualMachine"}},"object":{nested}}}}}"#).into_bytes(),
+            422, "object: recursion limit exceeded"),
+        (format!(r#"{{"request":{{"operation":"CREATE","kind":{{"group":"kubevirt.io","kind":"VirtualMachine"}},"object":{deep}}}}}"#).into_bytes(),
+            422, "object: recursion limit exceeded"),
+        (json!({"request": vm_request(&fixture("web-01-migratable").unwrap()), "settings": "x"}).to_string().into_bytes(),
+            500, "invalid policy settings: invalid type: string \"x\""),
+        (json!({"request": vm_request(&json!({"metadata": {"labels": [1]}}))}).to_string().into_bytes(),
+            422, "metadata.labels: must be an object, got array"),
+    ];
+    for (payload, code, start) in &cases {
+        rejected_with(&validate(&instance, payload), *code, start);
+        still_serving(&instance);
+    }
+    for settings in [&b"\"x\""[..], b"[1]", b"", b"\xff", b"{\"mutate\": null}"] {
+        let bytes = instance
+            .call("validate_settings", settings)
+            .expect("validate_settings answers");
+        let answer: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            answer["valid"],
+            json!(false),
+            "{}: {answer}",
+            String::from_utf8_lossy(settings)
+        );
+        assert!(
+            answer["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{answer}"
+        );
+        still_serving(&instance);
+    }
+}
+
+#[test]
+fn a_request_of_several_mib() {
+    let mut annotations = Map::new();
+    for i in 0..40_000 {
+        annotations.insert(format!("example.com/note-{i}"), json!("x".repeat(100)));
+    }
+    let mut vm = fixture("legacy-01-unlabelled").unwrap();
+    vm["metadata"]["annotations"] = Value::Object(annotations);
+    let payload = json!({"request": {
+        "uid": "u", "operation": "UPDATE",
+        "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
+        "object": vm, "oldObject": vm,
+    }, "settings": {}})
+    .to_string();
+    assert!(payload.len() > 8 << 20, "{} bytes", payload.len());
+    let instance = host().instance().unwrap();
+    for _ in 0..3 {
+        let answer = validate(&instance, payload.as_bytes());
+        assert_eq!(answer["accepted"], json!(true));
+        assert_eq!(
+            answer["mutated_object"]["metadata"]["annotations"]
+                .as_object()
+                .map(Map::len),
+            Some(40_000)
+        );
+    }
+    still_serving(&instance);
+}
