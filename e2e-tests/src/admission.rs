@@ -58,7 +58,7 @@ pub struct Status {
 pub enum Evaluation {
     /// `validate_settings` refused the settings (kwctl stops here; policy-server would not start).
     SettingsRefused(String),
-    Answered(Answer),
+    Answered(Box<Answer>),
 }
 
 #[derive(Debug)]
@@ -95,7 +95,7 @@ impl PolicyHost {
         let result = instance.call("validate", &payload);
         let uid = request["uid"].as_str().unwrap_or_default().to_owned();
         let object = request.get("object").cloned().unwrap_or(Value::Null);
-        Ok(Evaluation::Answered(match result {
+        Ok(Evaluation::Answered(Box::new(match result {
             Ok(bytes) => admission_response(uid, object, serde_json::from_slice(&bytes)?)?,
             Err(error) => Answer {
                 response: AdmissionResponse {
@@ -110,7 +110,7 @@ impl PolicyHost {
                 patch: None,
                 object,
             },
-        }))
+        })))
     }
 }
 

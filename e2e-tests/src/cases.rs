@@ -245,21 +245,19 @@ impl Expect {
         };
         let response = &answer.response;
         let status = response.status.clone().unwrap_or_default();
-        if let Some(allowed) = self.allowed {
-            if response.allowed != allowed {
-                problems.push(format!(
-                    "allowed: want {allowed}, got {} ({:?})",
-                    response.allowed, status.message
-                ));
-            }
+        if let Some(allowed) = self.allowed
+            && response.allowed != allowed
+        {
+            problems.push(format!(
+                "allowed: want {allowed}, got {} ({:?})",
+                response.allowed, status.message
+            ));
         }
-        if self.message.is_some() || !response.allowed {
-            if status.message != self.message {
-                problems.push(format!(
-                    "message: want {:?}, got {:?}",
-                    self.message, status.message
-                ));
-            }
+        if (self.message.is_some() || !response.allowed) && status.message != self.message {
+            problems.push(format!(
+                "message: want {:?}, got {:?}",
+                self.message, status.message
+            ));
         }
         let want_code = self.code.or((!response.allowed).then_some(422));
         if status.code != want_code && !response.allowed {
