@@ -1,7 +1,11 @@
 //! vm-maintenance-strategy: a Kubewarden policy for KubeVirt VirtualMachines. This file only wires
 //! the waPC functions; the rules live in the modules below (see `policy` for the pipeline).
 
+pub mod drain;
+pub mod eviction;
+pub mod kubevirt;
 pub mod labels;
+pub mod migratability;
 pub mod policy;
 pub mod request;
 pub mod response;

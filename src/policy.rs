@@ -3,18 +3,19 @@
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::Value;
 
-use crate::labels;
 use crate::request::{Payload, Request, parse_object};
 use crate::response;
 use crate::review::Review;
 use crate::settings::Settings;
 use crate::verdict::{MISCONFIGURED, UNPROCESSABLE, Verdict};
 use crate::vm::{FieldError, Object};
+use crate::{eviction, kubevirt, labels};
 
 /// What the gate routes a request to.
 #[derive(Debug, PartialEq, Eq)]
 enum Target {
     VirtualMachine,
+    KubeVirt,
 }
 
 /// The `validate` waPC function.
@@ -44,6 +45,11 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
     let review = Review::new(operation, &settings, request.old_object);
     match target {
         Target::VirtualMachine => virtual_machine(object, &review),
+        Target::KubeVirt => {
+            let mut verdict = Verdict::default();
+            kubevirt::validate(&object, &settings.kubevirt, &mut verdict);
+            response::respond(verdict, None)
+        }
     }
 }
 
@@ -57,6 +63,7 @@ fn gate(request: &Request) -> Option<Target> {
     }
     match request.kind.kind.as_ref() {
         "VirtualMachine" => Some(Target::VirtualMachine),
+        "KubeVirt" => Some(Target::KubeVirt),
         _ => None,
     }
 }
@@ -67,13 +74,18 @@ fn virtual_machine(mut vm: Object, review: &Review) -> Vec<u8> {
         return response::reject(message, UNPROCESSABLE);
     }
     let settings = review.settings;
+    let had_own_eviction_strategy = crate::vm::eviction_strategy(&vm).is_some();
     let mut changed = false;
     if settings.mutate {
         changed |= labels::default_label(&mut vm, &settings.label_key, &settings.default_strategy);
         changed |= labels::propagate_label(&mut vm, &settings.label_key);
+        if let Some(default) = &settings.eviction_strategy.default {
+            changed |= eviction::default_strategy(&mut vm, default);
+        }
     }
     let mut verdict = Verdict::default();
     labels::validate(&vm, review, &mut verdict);
+    changed |= eviction::validate(&mut vm, had_own_eviction_strategy, review, &mut verdict);
     response::respond(verdict, changed.then_some(Value::Object(vm)))
 }
 

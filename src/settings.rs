@@ -3,7 +3,10 @@
 use kubewarden_policy_sdk::settings::Validatable;
 use serde::Deserialize;
 
-use crate::strategy::{DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, MAINTENANCE_STRATEGIES};
+use crate::strategy::{
+    DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE,
+    MAINTENANCE_STRATEGIES, is_eviction_strategy,
+};
 
 /// What to do about a finding that is not always an error.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +26,60 @@ pub struct Settings {
     pub mutate: bool,
     pub require_label: bool,
     pub template_mismatch: Mode,
+    pub eviction_strategy: EvictionSettings,
+    pub kubevirt: KubevirtSettings,
+}
+
+/// What V7 does with a VM that cannot live-migrate under `LiveMigrate`.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum NonMigratable {
+    Ignore,
+    Warn,
+    Reject,
+    Fix,
+}
+
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct EvictionSettings {
+    pub default: Option<String>,
+    pub allowed: Vec<String>,
+    pub cluster_default: Option<String>,
+    pub non_migratable: NonMigratable,
+}
+
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct KubevirtSettings {
+    pub allowed_eviction_strategies: Vec<String>,
+    pub recommended_eviction_strategy: String,
+    pub require_evict_fallback: bool,
+}
+
+fn all_eviction_strategies() -> Vec<String> {
+    EVICTION_STRATEGIES.map(str::to_owned).to_vec()
+}
+
+impl Default for EvictionSettings {
+    fn default() -> Self {
+        EvictionSettings {
+            default: None,
+            allowed: all_eviction_strategies(),
+            cluster_default: None,
+            non_migratable: NonMigratable::Warn,
+        }
+    }
+}
+
+impl Default for KubevirtSettings {
+    fn default() -> Self {
+        KubevirtSettings {
+            allowed_eviction_strategies: all_eviction_strategies(),
+            recommended_eviction_strategy: LIVE_MIGRATE_IF_POSSIBLE.to_owned(),
+            require_evict_fallback: true,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -34,6 +91,8 @@ impl Default for Settings {
             mutate: true,
             require_label: true,
             template_mismatch: Mode::Reject,
+            eviction_strategy: EvictionSettings::default(),
+            kubevirt: KubevirtSettings::default(),
         }
     }
 }
@@ -80,6 +139,48 @@ impl Validatable for Settings {
             &self.default_strategy,
             "allowedStrategies",
             &self.allowed_strategies,
+        )?;
+        let eviction = &self.eviction_strategy;
+        check_list(
+            "evictionStrategy.allowed",
+            &eviction.allowed,
+            &EVICTION_STRATEGIES,
+        )?;
+        if let Some(default) = &eviction.default {
+            check_member(
+                "evictionStrategy.default",
+                default,
+                "evictionStrategy.allowed",
+                &eviction.allowed,
+            )?;
+            if !self.mutate {
+                return Err("evictionStrategy.default: needs mutate: true".to_owned());
+            }
+        }
+        if let Some(cluster) = eviction
+            .cluster_default
+            .as_ref()
+            .filter(|c| !is_eviction_strategy(c))
+        {
+            return Err(format!(
+                "evictionStrategy.clusterDefault: unknown value {cluster:?} (valid: {})",
+                EVICTION_STRATEGIES.join(", ")
+            ));
+        }
+        if eviction.non_migratable == NonMigratable::Fix && !self.mutate {
+            return Err("evictionStrategy.nonMigratable: fix needs mutate: true".to_owned());
+        }
+        let kubevirt = &self.kubevirt;
+        check_list(
+            "kubevirt.allowedEvictionStrategies",
+            &kubevirt.allowed_eviction_strategies,
+            &EVICTION_STRATEGIES,
+        )?;
+        check_member(
+            "kubevirt.recommendedEvictionStrategy",
+            &kubevirt.recommended_eviction_strategy,
+            "kubevirt.allowedEvictionStrategies",
+            &kubevirt.allowed_eviction_strategies,
         )
     }
 }

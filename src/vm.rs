@@ -99,3 +99,14 @@ pub fn show(value: Option<&Value>) -> String {
         None => "<unset>".to_owned(),
     }
 }
+
+pub fn template_spec_mut(vm: &mut Object) -> Option<&mut Object> {
+    template_mut(vm)?.get_mut("spec")?.as_object_mut()
+}
+
+/// The VM's own eviction strategy, `spec.template.spec.evictionStrategy` (`null` = unset).
+pub fn eviction_strategy(vm: &Object) -> Option<&Value> {
+    template_spec(vm)?
+        .get("evictionStrategy")
+        .filter(|v| !v.is_null())
+}

@@ -40,6 +40,7 @@ fn legacy() -> Value {
 fn web() -> Value {
     fixture("web-01-migratable")
 }
+const KEPT_TYPO: &str = "spec.template.spec.evictionStrategy: kept unsupported value \"LiveMigrateIfPossibe\"";
 const VALIDATE_ONLY: fn() -> Value = || json!({"mutate": false});
 
 #[test]
@@ -335,11 +336,13 @@ fn v5_case_variant_key_and_the_invalid_fixture() {
         Case::new("vdi-07 UPDATE that changes nothing", update(vdi(), vdi()))
             .warns(format!("metadata.labels[{K}]: kept invalid value migrate; a drain treats this VM as Migrate"))
             .warns(ignored.clone())
+            .warns(KEPT_TYPO)
             .sets(tpl_label(), json!("migrate")),
         Case::new("vdi-07 UPDATE that changes nothing, validate only", update(vdi(), vdi()))
             .settings(VALIDATE_ONLY())
             .warns(format!("metadata.labels[{K}]: kept invalid value migrate; a drain treats this VM as Migrate"))
             .warns(format!("spec.template.metadata.labels[{K}] (Shutdown) differs from metadata.labels (migrate)"))
-            .warns(ignored),
+            .warns(ignored)
+            .warns(KEPT_TYPO),
     ]);
 }

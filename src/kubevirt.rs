@@ -1,0 +1,156 @@
+//! The KubeVirt CR rules K1–K3: validation only, the CR is never mutated.
+
+use serde_json::Value;
+
+use crate::settings::KubevirtSettings;
+use crate::verdict::Verdict;
+use crate::vm::{Object, show};
+
+const EVICTION: &str = "spec.configuration.evictionStrategy";
+const METHODS: &str = "spec.workloadUpdateStrategy.workloadUpdateMethods";
+const UPDATE_METHODS: [&str; 2] = ["LiveMigrate", "Evict"];
+
+pub fn validate(cr: &Object, settings: &KubevirtSettings, verdict: &mut Verdict) {
+    let spec = cr.get("spec");
+    cluster_eviction_strategy(
+        spec.and_then(|s| s.pointer("/configuration/evictionStrategy")),
+        settings,
+        verdict,
+    );
+    let strategy = spec.and_then(|s| s.get("workloadUpdateStrategy"));
+    workload_update_methods(
+        strategy.and_then(|s| s.get("workloadUpdateMethods")),
+        settings,
+        verdict,
+    );
+    batch_eviction(strategy, verdict);
+}
+
+/// K1: the cluster-wide eviction strategy.
+fn cluster_eviction_strategy(
+    value: Option<&Value>,
+    settings: &KubevirtSettings,
+    verdict: &mut Verdict,
+) {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        verdict.warn(format!("{EVICTION}: not set; KubeVirt then uses None"));
+        return;
+    };
+    let allowed = &settings.allowed_eviction_strategies;
+    let Some(name) = value.as_str().filter(|v| allowed.iter().any(|a| a == v)) else {
+        verdict.reject(format!(
+            "{EVICTION}: unsupported value \"{}\" (valid: {})",
+            show(Some(value)),
+            allowed.join(", ")
+        ));
+        return;
+    };
+    let recommended = &settings.recommended_eviction_strategy;
+    if name != recommended {
+        verdict.warn(format!("{EVICTION}: {name}; {recommended} is recommended"));
+    }
+}
+
+/// K2: `LiveMigrate` and `Evict` only, and `Evict` as the fallback for VMs that cannot migrate.
+fn workload_update_methods(
+    value: Option<&Value>,
+    settings: &KubevirtSettings,
+    verdict: &mut Verdict,
+) {
+    let methods = match value {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(methods)) => methods.as_slice(),
+        Some(other) => {
+            verdict.reject(format!(
+                "{METHODS}: must be a list, got {}",
+                show(Some(other))
+            ));
+            return;
+        }
+    };
+    if methods.is_empty() {
+        verdict.warn(format!(
+            "{METHODS}: empty; workloads are never updated automatically"
+        ));
+        return;
+    }
+    for (i, method) in methods.iter().enumerate() {
+        if !method.as_str().is_some_and(|m| UPDATE_METHODS.contains(&m)) {
+            verdict.reject(format!(
+                "{METHODS}[{i}]: unsupported value \"{}\" (valid: {})",
+                show(Some(method)),
+                UPDATE_METHODS.join(", ")
+            ));
+        }
+    }
+    let has = |name: &str| methods.iter().any(|m| m == name);
+    if settings.require_evict_fallback && has("LiveMigrate") && !has("Evict") {
+        verdict.reject(format!(
+            "{METHODS}: must include Evict as a fallback for VMs that cannot live-migrate"
+        ));
+    }
+}
+
+/// K3: `batchEvictionSize` ≥ 1 and a positive `batchEvictionInterval`.
+fn batch_eviction(strategy: Option<&Value>, verdict: &mut Verdict) {
+    let field = "spec.workloadUpdateStrategy";
+    match strategy.and_then(|s| s.get("batchEvictionSize")) {
+        None | Some(Value::Null) => {}
+        Some(size) if size.as_i64().is_some_and(|n| n >= 1) => {}
+        Some(size) => verdict.reject(format!(
+            "{field}.batchEvictionSize: must be an integer of at least 1, got {size}"
+        )),
+    }
+    match strategy.and_then(|s| s.get("batchEvictionInterval")) {
+        None | Some(Value::Null) => {}
+        Some(Value::String(d)) if positive_duration(d) => {}
+        Some(other) => verdict.reject(format!(
+            "{field}.batchEvictionInterval: must be a positive duration such as 1m0s, got {other}"
+        )),
+    }
+}
+
+/// A Go `time.Duration` string (`1m`, `1h30m`, `1.5s`, `300ms`) greater than zero.
+pub fn positive_duration(text: &str) -> bool {
+    let mut rest = text.strip_prefix('+').unwrap_or(text);
+    if rest.is_empty() || rest.starts_with('-') {
+        return false;
+    }
+    let mut positive = false;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, tail) = rest.split_at(number_len);
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_len);
+        let valid_number = !number.is_empty() && number != "." && number.matches('.').count() <= 1;
+        if !valid_number || !matches!(unit, "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h") {
+            return false;
+        }
+        positive |= number.bytes().any(|b| (b'1'..=b'9').contains(&b));
+        rest = tail;
+    }
+    positive
+}
+
+#[cfg(test)]
+mod tests {
+    use super::positive_duration;
+
+    #[test]
+    fn go_durations() {
+        for good in [
+            "1m", "1m0s", "1h30m", "1.5s", "300ms", "10us", "2µs", "+5s", "0.1h",
+        ] {
+            assert!(positive_duration(good), "{good}");
+        }
+        for bad in [
+            "", "0s", "0", "-1m", "1", "m", "1x", "1..5s", ".s", "1m-1s", "0h0m", " 1m",
+        ] {
+            assert!(!positive_duration(bad), "{bad}");
+        }
+    }
+}
