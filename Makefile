@@ -7,7 +7,7 @@ REQUEST ?=
 SETTINGS ?=
 SOURCES := Cargo.toml Cargo.lock $(shell find src -name '*.rs')
 
-.PHONY: setup run test unit-tests e2e-tests e2e-tests-kwctl fmt fmt-check lint bench clean
+.PHONY: setup run test unit-tests e2e-tests e2e-tests-kwctl fmt fmt-check lint clean
 
 # What a fresh machine lacks: the wasm target (Debian packages are installed where a target needs them).
 setup:
@@ -52,9 +52,6 @@ e2e-tests-kwctl:
 	fi
 
 test: setup fmt-check unit-tests e2e-tests lint
-
-bench: policy.wasm
-	$(CARGO) bench -p e2e-tests
 
 clean:
 	$(CARGO) clean

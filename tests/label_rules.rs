@@ -40,7 +40,8 @@ fn legacy() -> Value {
 fn web() -> Value {
     fixture("web-01-migratable")
 }
-const KEPT_TYPO: &str = "spec.template.spec.evictionStrategy: kept unsupported value \"LiveMigrateIfPossibe\"";
+const KEPT_TYPO: &str =
+    "spec.template.spec.evictionStrategy: kept unsupported value \"LiveMigrateIfPossibe\"";
 const VALIDATE_ONLY: fn() -> Value = || json!({"mutate": false});
 
 #[test]

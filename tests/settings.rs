@@ -130,3 +130,42 @@ fn label_keys() {
         assert!(!is_label_key(key), "{key}");
     }
 }
+
+#[test]
+fn invalid_eviction_and_kubevirt_settings() {
+    let all = "LiveMigrate, LiveMigrateIfPossible, None, External";
+    let table: Vec<(Value, String)> = vec![
+        (json!({"evictionStrategy": {"allowed": []}}), "evictionStrategy.allowed: must not be empty".into()),
+        (json!({"evictionStrategy": {"allowed": ["Migrate"]}}), format!("evictionStrategy.allowed[0]: unknown value \"Migrate\" (valid: {all})")),
+        (json!({"evictionStrategy": {"default": "External", "allowed": ["None"]}}),
+            "evictionStrategy.default: \"External\" is not in evictionStrategy.allowed (None)".into()),
+        (json!({"evictionStrategy": {"clusterDefault": "x"}}), format!("evictionStrategy.clusterDefault: unknown value \"x\" (valid: {all})")),
+        (json!({"mutate": false, "evictionStrategy": {"nonMigratable": "fix"}}), "evictionStrategy.nonMigratable: fix needs mutate: true".into()),
+        (json!({"mutate": false, "evictionStrategy": {"default": "None"}}), "evictionStrategy.default: needs mutate: true".into()),
+        (json!({"kubevirt": {"allowedEvictionStrategies": ["None", "none"]}}),
+            format!("kubevirt.allowedEvictionStrategies[1]: unknown value \"none\" (valid: {all})")),
+        (json!({"kubevirt": {"recommendedEvictionStrategy": "None", "allowedEvictionStrategies": ["External"]}}),
+            "kubevirt.recommendedEvictionStrategy: \"None\" is not in kubevirt.allowedEvictionStrategies (External)".into()),
+    ];
+    for (settings, want) in table {
+        assert_eq!(
+            answer(settings.to_string().as_bytes()),
+            (false, want),
+            "{settings}"
+        );
+    }
+    let (valid, message) = answer(br#"{"evictionStrategy": {"nonMigratable": "maybe"}}"#);
+    assert!(!valid);
+    assert!(message.starts_with("evictionStrategy.nonMigratable: unknown variant `maybe`, expected one of `ignore`, `warn`, `reject`, `fix`"), "{message}");
+    let (valid, message) = answer(br#"{"kubevirt": {"requireEvictFallbak": true}}"#);
+    assert!(!valid);
+    assert!(
+        message.starts_with("kubevirt.requireEvictFallbak: unknown field `requireEvictFallbak`"),
+        "{message}"
+    );
+    let full = json!({"evictionStrategy": {"default": "LiveMigrateIfPossible", "allowed": ["LiveMigrateIfPossible", "None"],
+        "clusterDefault": "LiveMigrate", "nonMigratable": "fix"},
+        "kubevirt": {"allowedEvictionStrategies": ["LiveMigrateIfPossible"], "recommendedEvictionStrategy": "LiveMigrateIfPossible",
+        "requireEvictFallback": false}});
+    assert_eq!(answer(full.to_string().as_bytes()), (true, String::new()));
+}
