@@ -7,7 +7,7 @@ REQUEST ?=
 SETTINGS ?=
 SOURCES := Cargo.toml Cargo.lock $(shell find src -name '*.rs')
 
-.PHONY: setup run test unit-tests e2e-tests e2e-tests-kwctl fmt fmt-check lint clean
+.PHONY: setup run test unit-tests e2e-tests e2e-tests-kwctl fmt fmt-check lint bench clean
 
 # What a fresh machine lacks: the wasm target (Debian packages are installed where a target needs them).
 setup:
@@ -52,6 +52,10 @@ e2e-tests-kwctl:
 	fi
 
 test: setup fmt-check unit-tests e2e-tests lint
+
+# Time per evaluation on the wasm module (fresh instance per request, as policy-server does).
+bench: policy.wasm
+	$(CARGO) bench -p e2e-tests --bench evaluate
 
 clean:
 	$(CARGO) clean

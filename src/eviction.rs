@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::migratability::non_migratable_reasons;
 use crate::review::Review;
 use crate::settings::NonMigratable;
-use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE};
+use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE, is_listed};
 use crate::verdict::Verdict;
 use crate::vm::{self, Object, show};
 
@@ -50,10 +50,7 @@ pub fn validate(vm: &mut Object, had_own: bool, review: &Review, verdict: &mut V
 /// V6: the VM's strategy must be allowed, unless an UPDATE keeps it unchanged.
 fn supported_value(value: &Value, review: &Review, verdict: &mut Verdict) {
     let allowed = &review.settings.eviction_strategy.allowed;
-    if value
-        .as_str()
-        .is_some_and(|v| allowed.iter().any(|a| a == v))
-    {
+    if is_listed(value, allowed) {
         return;
     }
     let shown = show(Some(value));

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::review::Review;
 use crate::settings::Mode;
-use crate::strategy::is_maintenance_strategy;
+use crate::strategy::{is_listed, is_maintenance_strategy};
 use crate::verdict::Verdict;
 use crate::vm::{self, FieldError, Object, label, show};
 
@@ -79,10 +79,7 @@ fn missing_label(key: &str, review: &Review, verdict: &mut Verdict) {
 /// V2 and V3: the value must be an allowed strategy, unless an UPDATE keeps it unchanged.
 fn strategy_value(key: &str, value: &Value, review: &Review, verdict: &mut Verdict) {
     let allowed = &review.settings.allowed_strategies;
-    if value
-        .as_str()
-        .is_some_and(|v| allowed.iter().any(|a| a == v))
-    {
+    if is_listed(value, allowed) {
         return;
     }
     let shown = show(Some(value));

@@ -3,7 +3,7 @@
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::Value;
 
-use crate::request::{Payload, Request, parse_object};
+use crate::request::{Operation, Payload, Request, parse_object};
 use crate::response;
 use crate::review::Review;
 use crate::settings::Settings;
@@ -25,7 +25,7 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
         Err(message) => return response::bad_request(message),
     };
     let request = &payload.request;
-    let Some(target) = gate(request) else {
+    let Some((target, operation)) = gate(request) else {
         return response::accept();
     };
     let settings = match Settings::load(payload.settings_json().as_bytes()) {
@@ -39,9 +39,6 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
         Ok(None) => return response::reject("object: missing".to_owned(), UNPROCESSABLE),
         Err(why) => return response::reject(format!("object: {why}"), UNPROCESSABLE),
     };
-    let Some(operation) = request.operation() else {
-        return response::accept();
-    };
     let review = Review::new(operation, &settings, request.old_object);
     match target {
         Target::VirtualMachine => virtual_machine(object, &review),
@@ -54,18 +51,16 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 }
 
 /// G1–G3: which rules apply; `None` means accept untouched.
-fn gate(request: &Request) -> Option<Target> {
-    if request.kind.group != "kubevirt.io"
-        || request.operation().is_none()
-        || request.is_subresource()
-    {
+fn gate(request: &Request) -> Option<(Target, Operation)> {
+    if request.kind.group != "kubevirt.io" || request.is_subresource() {
         return None;
     }
-    match request.kind.kind.as_ref() {
-        "VirtualMachine" => Some(Target::VirtualMachine),
-        "KubeVirt" => Some(Target::KubeVirt),
-        _ => None,
-    }
+    let target = match request.kind.kind.as_ref() {
+        "VirtualMachine" => Target::VirtualMachine,
+        "KubeVirt" => Target::KubeVirt,
+        _ => return None,
+    };
+    Some((target, request.operation()?))
 }
 
 /// Mutation, then validation of the mutated object.

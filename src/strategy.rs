@@ -39,3 +39,10 @@ pub fn is_eviction_strategy(name: &str) -> bool {
 pub fn is_shutdown_family(name: &str) -> bool {
     SHUTDOWN_FAMILY.contains(&name)
 }
+
+/// Whether a JSON value is a string listed in `allowed` (settings lists are exact, case-sensitive).
+pub fn is_listed(value: &serde_json::Value, allowed: &[String]) -> bool {
+    value
+        .as_str()
+        .is_some_and(|v| allowed.iter().any(|a| a == v))
+}
