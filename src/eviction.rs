@@ -84,13 +84,13 @@ fn non_migratable(
         NonMigratable::Ignore => false,
         NonMigratable::Warn => {
             verdict.warn(format!(
-                "{FIELD}: LiveMigrate blocks node drains, VM cannot live-migrate ({reasons})"
+                "{FIELD}: LiveMigrate blocks drains, not migratable ({reasons})"
             ));
             false
         }
         NonMigratable::Fix if !had_own && set_strategy(vm, LIVE_MIGRATE_IF_POSSIBLE) => {
             verdict.warn(format!(
-                "{FIELD}: set to {LIVE_MIGRATE_IF_POSSIBLE}, VM cannot live-migrate ({reasons})"
+                "{FIELD}: set to {LIVE_MIGRATE_IF_POSSIBLE}, not migratable ({reasons})"
             ));
             true
         }

@@ -94,7 +94,7 @@ fn strategy_value(key: &str, value: &Value, review: &Review, verdict: &mut Verdi
     } else if value.as_str().is_some_and(is_maintenance_strategy) {
         // A real Harvester strategy that this policy does not allow: a drain still honours it.
         verdict.warn(format!(
-            "metadata.labels[{key}]: kept value {shown} is not allowed by this policy"
+            "metadata.labels[{key}]: kept {shown}, not in allowedStrategies"
         ));
     } else {
         verdict.warn(format!(

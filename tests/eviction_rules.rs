@@ -180,7 +180,7 @@ fn every_reason_a_vm_cannot_live_migrate() {
 
 fn warn_text(reasons: &str) -> String {
     format!(
-        "spec.template.spec.evictionStrategy: LiveMigrate blocks node drains, VM cannot live-migrate ({reasons})"
+        "spec.template.spec.evictionStrategy: LiveMigrate blocks drains, not migratable ({reasons})"
     )
 }
 fn reject_text(reasons: &str) -> String {
@@ -208,7 +208,7 @@ fn m3_v6_v7_eviction_strategy() {
             .settings(mode("fix")).rejects(reject_text(rwo)),
         Case::new("V7 fix under clusterDefault LiveMigrate", vm_request("CREATE", db_unset(), None))
             .settings(json!({"evictionStrategy": {"nonMigratable": "fix", "clusterDefault": "LiveMigrate"}}))
-            .warns(format!("spec.template.spec.evictionStrategy: set to LiveMigrateIfPossible, VM cannot live-migrate ({rwo})"))
+            .warns(format!("spec.template.spec.evictionStrategy: set to LiveMigrateIfPossible, not migratable ({rwo})"))
             .sets("/spec/template/spec/evictionStrategy", json!("LiveMigrateIfPossible")),
         Case::new("V7 clusterDefault LiveMigrate, warn", vm_request("CREATE", db_unset(), None))
             .settings(json!({"evictionStrategy": {"clusterDefault": "LiveMigrate"}}))
@@ -227,7 +227,7 @@ fn m3_v6_v7_eviction_strategy() {
             .settings(json!({"evictionStrategy": {"default": "None"}})),
         Case::new("M3 default LiveMigrate then V7 fix", vm_request("CREATE", db_unset(), None))
             .settings(json!({"evictionStrategy": {"default": "LiveMigrate", "nonMigratable": "fix"}}))
-            .warns(format!("spec.template.spec.evictionStrategy: set to LiveMigrateIfPossible, VM cannot live-migrate ({rwo})"))
+            .warns(format!("spec.template.spec.evictionStrategy: set to LiveMigrateIfPossible, not migratable ({rwo})"))
             .sets("/spec/template/spec/evictionStrategy", json!("LiveMigrateIfPossible")),
         Case::new("V6 not allowed", vm_request("CREATE", db(), None))
             .settings(json!({"evictionStrategy": {"allowed": ["None"], "nonMigratable": "ignore"}}))

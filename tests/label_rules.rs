@@ -257,7 +257,7 @@ fn v2_v3_strategy_value() {
         Case::new("V2 UPDATE keeps a disallowed strategy",
             update(labelled(json!("ShutdownAndRestartAfterEnable")), labelled(json!("ShutdownAndRestartAfterEnable"))))
             .settings(restricted)
-            .warns(format!("metadata.labels[{K}]: kept value ShutdownAndRestartAfterEnable is not allowed by this policy"))
+            .warns(format!("metadata.labels[{K}]: kept ShutdownAndRestartAfterEnable, not in allowedStrategies"))
             .sets(tpl_label(), json!("ShutdownAndRestartAfterEnable")),
         Case::new("V3 UPDATE from valid to invalid", update(labelled(json!("migrate")), web()))
             .rejects(invalid("migrate", ALL)),
