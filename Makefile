@@ -35,6 +35,7 @@ fmt-check:
 
 lint: setup
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p e2e-tests --all-targets --features bench -- -D warnings
 	$(CARGO) clippy --target $(TARGET) -p vm-maintenance-strategy -- -D warnings
 
 unit-tests:
@@ -55,7 +56,7 @@ test: setup fmt-check unit-tests e2e-tests lint
 
 # Time per evaluation on the wasm module (fresh instance per request, as policy-server does).
 bench: policy.wasm
-	$(CARGO) bench -p e2e-tests --bench evaluate
+	$(CARGO) bench -p e2e-tests --features bench --bench evaluate
 
 clean:
 	$(CARGO) clean
