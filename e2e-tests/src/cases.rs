@@ -58,44 +58,32 @@ pub enum Same {
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Source {
-    #[serde(default)]
     pub fixture: Option<String>,
-    #[serde(default)]
     pub object: Option<Value>,
-    #[serde(default)]
     pub patch: Vec<Value>,
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct Expect {
     /// `validate_settings` refuses the settings with exactly this message.
-    #[serde(default)]
     pub settings_refused: Option<String>,
-    #[serde(default)]
     pub allowed: Option<bool>,
     /// `status.message`, exactly.
-    #[serde(default)]
     pub message: Option<String>,
-    #[serde(default)]
     pub code: Option<u16>,
     /// The warnings, exactly and in order (none when omitted).
-    #[serde(default)]
     pub warnings: Vec<String>,
     /// Values at JSON pointers of the patched object.
-    #[serde(default)]
     pub patched: BTreeMap<String, Value>,
     /// JSON pointers that must not exist in the patched object.
-    #[serde(default)]
     pub absent: Vec<String>,
     /// `true`: a patch is expected; `false`: none. Default: a patch exactly when `patched` or
     /// `onlyChanged` is given.
-    #[serde(default)]
     pub patch: Option<bool>,
     /// Every patch operation's path is one of these pointers or a parent of one.
-    #[serde(default)]
     pub only_changed: Option<Vec<String>>,
 }
 

@@ -1,7 +1,6 @@
 //! Loading the module and calling its waPC functions.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use wapc::{WapcHost, WasiParams};
 use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
@@ -13,10 +12,9 @@ pub struct PolicyHost {
     pre: WasmtimeEngineProviderPre,
 }
 
-/// One instance of the module, with the log lines the SDK sent to the host.
+/// One instance of the module.
 pub struct Instance {
     host: WapcHost,
-    logs: Arc<Mutex<Vec<String>>>,
 }
 
 impl PolicyHost {
@@ -37,27 +35,20 @@ impl PolicyHost {
     /// A fresh instance, as policy-server makes for every request.
     pub fn instance(&self) -> Result<Instance, Error> {
         let engine = self.pre.rehydrate(None)?;
-        let logs = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&logs);
         let host = WapcHost::new(
             Box::new(engine),
-            Some(Box::new(
-                move |_id, binding, namespace, operation, payload| {
-                    // The SDK's `KubewardenDrain` logs through this call; nothing else is offered.
-                    if (binding, namespace, operation) == ("kubewarden", "tracing", "log") {
-                        if let Ok(mut logs) = sink.lock() {
-                            logs.push(String::from_utf8_lossy(payload).into_owned());
-                        }
-                        return Ok(Vec::new());
-                    }
-                    Err(
-                        format!("host capability {binding}/{namespace}/{operation} is not offered")
-                            .into(),
-                    )
-                },
-            )),
+            Some(Box::new(|_id, binding, namespace, operation, _payload| {
+                // The SDK's `KubewardenDrain` logs through this call; nothing else is offered.
+                if (binding, namespace, operation) == ("kubewarden", "tracing", "log") {
+                    return Ok(Vec::new());
+                }
+                Err(
+                    format!("host capability {binding}/{namespace}/{operation} is not offered")
+                        .into(),
+                )
+            })),
         )?;
-        Ok(Instance { host, logs })
+        Ok(Instance { host })
     }
 }
 
@@ -65,9 +56,5 @@ impl Instance {
     /// Calls a waPC function of the guest.
     pub fn call(&self, function: &str, payload: &[u8]) -> Result<Vec<u8>, Error> {
         Ok(self.host.call(function, payload)?)
-    }
-
-    pub fn logs(&self) -> Vec<String> {
-        self.logs.lock().map(|l| l.clone()).unwrap_or_default()
     }
 }
