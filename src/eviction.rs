@@ -1,104 +1,94 @@
-//! The KubeVirt eviction strategy rules of a VM: M3 (mutation), V6 and V7 (validation).
+//! The KubeVirt eviction strategy rules of a VM (docs/rules.md): M3 and V7's `fix` (mutation), V6
+//! and V7 (validation).
 
 use serde_json::Value;
 
-use crate::migratability::non_migratable_reasons;
+use crate::allowed::{Allowance, allowance};
+use crate::json::{Object, show};
+use crate::migratability::{Findings, non_migratable_reasons};
 use crate::review::Review;
 use crate::settings::NonMigratable;
-use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE, is_listed};
+use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE};
 use crate::verdict::Verdict;
-use crate::vm::{self, Object, show};
+use crate::vm;
 
 const FIELD: &str = "spec.template.spec.evictionStrategy";
 
-/// M3: `evictionStrategy.default` on a VM that sets none (only when `spec.template.spec` exists).
-pub fn default_strategy(vm: &mut Object, default: &str) -> bool {
+/// The mutation step: M3, then V7's `fix`. Both act only on a VM that sets no strategy of its own
+/// in the request, so `fix` still applies after M3 set a `LiveMigrate` default.
+pub(crate) fn mutate(vm: &mut Object, review: &Review, verdict: &mut Verdict) {
     if vm::eviction_strategy(vm).is_some() {
-        return false;
-    }
-    set_strategy(vm, default)
-}
-
-fn set_strategy(vm: &mut Object, value: &str) -> bool {
-    vm::template_spec_mut(vm).is_some_and(|spec| {
-        spec.insert(
-            "evictionStrategy".to_owned(),
-            Value::String(value.to_owned()),
-        );
-        true
-    })
-}
-
-/// V6 and V7 on the mutated object. `had_own`: whether the request's VM set its own strategy
-/// (before M3). Returns whether V7's `fix` changed the object.
-pub fn validate(vm: &mut Object, had_own: bool, review: &Review, verdict: &mut Verdict) -> bool {
-    let own = vm::eviction_strategy(vm);
-    if let Some(value) = own {
-        supported_value(value, review, verdict);
+        return;
     }
     let settings = &review.settings.eviction_strategy;
-    let effective = match own {
-        Some(value) => value.as_str(),
-        None => settings.cluster_default.as_deref(),
-    };
-    if effective != Some(LIVE_MIGRATE) || settings.non_migratable == NonMigratable::Ignore {
-        return false;
+    // M3: the configured default, only where `spec.template.spec` exists.
+    if let Some(default) = &settings.default {
+        vm::set_eviction_strategy(vm, default);
     }
-    non_migratable(vm, had_own, settings.non_migratable, verdict)
+    // V7 `fix`: LiveMigrateIfPossible instead of a LiveMigrate under which the VM blocks drains.
+    if settings.non_migratable != NonMigratable::Fix || effective(vm, review) != Some(LIVE_MIGRATE)
+    {
+        return;
+    }
+    let findings = non_migratable_reasons(vm);
+    if findings.reasons.is_empty() || !vm::set_eviction_strategy(vm, LIVE_MIGRATE_IF_POSSIBLE) {
+        return;
+    }
+    let reasons = findings.reasons.join(", ");
+    findings.warnings.into_iter().for_each(|w| verdict.warn(w));
+    verdict.warn(format!(
+        "{FIELD}: set to {LIVE_MIGRATE_IF_POSSIBLE}, not migratable ({reasons})"
+    ));
+}
+
+/// The validation step, on the (mutated) object: V6, then V7.
+pub(crate) fn validate(vm: &Object, review: &Review, verdict: &mut Verdict) {
+    if let Some(value) = vm::eviction_strategy(vm) {
+        supported_value(value, review, verdict);
+    }
+    let mode = review.settings.eviction_strategy.non_migratable;
+    if mode != NonMigratable::Ignore && effective(vm, review) == Some(LIVE_MIGRATE) {
+        non_migratable(non_migratable_reasons(vm), mode, verdict);
+    }
+}
+
+/// The strategy KubeVirt applies: the VM's own, else the cluster's (`evictionStrategy.clusterDefault`).
+fn effective<'a>(vm: &'a Object, review: &'a Review) -> Option<&'a str> {
+    match vm::eviction_strategy(vm) {
+        Some(value) => value.as_str(),
+        None => review.settings.eviction_strategy.cluster_default.as_deref(),
+    }
 }
 
 /// V6: the VM's strategy must be allowed, unless an UPDATE keeps it unchanged.
 fn supported_value(value: &Value, review: &Review, verdict: &mut Verdict) {
     let allowed = &review.settings.eviction_strategy.allowed;
-    if is_listed(value, allowed) {
-        return;
-    }
     let shown = show(Some(value));
-    let kept = review
-        .old()
-        .is_some_and(|old| vm::eviction_strategy(old) == Some(value));
-    if kept {
-        verdict.warn(format!("{FIELD}: kept unsupported value \"{shown}\""));
-    } else {
-        verdict.reject(format!(
+    match allowance(value, allowed, || review.old_eviction_strategy()) {
+        Allowance::Allowed => {}
+        Allowance::Kept => verdict.warn(format!("{FIELD}: kept unsupported value \"{shown}\"")),
+        Allowance::Refused => verdict.reject(format!(
             "{FIELD}: unsupported value \"{shown}\" (valid: {})",
             allowed.join(", ")
-        ));
+        )),
     }
 }
 
-/// V7: under `LiveMigrate`, a VM that cannot live-migrate blocks every drain.
-fn non_migratable(
-    vm: &mut Object,
-    had_own: bool,
-    mode: NonMigratable,
-    verdict: &mut Verdict,
-) -> bool {
-    let findings = non_migratable_reasons(vm);
+/// V7: under `LiveMigrate`, a VM that cannot live-migrate blocks every drain. `fix` has already
+/// acted in the mutation step where it could; what is left of it is a rejection.
+fn non_migratable(findings: Findings, mode: NonMigratable, verdict: &mut Verdict) {
     findings.warnings.into_iter().for_each(|w| verdict.warn(w));
     if findings.reasons.is_empty() {
-        return false;
+        return;
     }
     let reasons = findings.reasons.join(", ");
     match mode {
-        NonMigratable::Ignore => false,
-        NonMigratable::Warn => {
-            verdict.warn(format!(
-                "{FIELD}: LiveMigrate blocks drains, not migratable ({reasons})"
-            ));
-            false
-        }
-        NonMigratable::Fix if !had_own && set_strategy(vm, LIVE_MIGRATE_IF_POSSIBLE) => {
-            verdict.warn(format!(
-                "{FIELD}: set to {LIVE_MIGRATE_IF_POSSIBLE}, not migratable ({reasons})"
-            ));
-            true
-        }
-        NonMigratable::Reject | NonMigratable::Fix => {
-            verdict.reject(format!(
-                "{FIELD}: VM cannot live-migrate ({reasons}) and would block node drains with LiveMigrate; use LiveMigrateIfPossible or None"
-            ));
-            false
-        }
+        NonMigratable::Ignore => {}
+        NonMigratable::Warn => verdict.warn(format!(
+            "{FIELD}: LiveMigrate blocks drains, not migratable ({reasons})"
+        )),
+        NonMigratable::Reject | NonMigratable::Fix => verdict.reject(format!(
+            "{FIELD}: VM cannot live-migrate ({reasons}) and would block node drains with LiveMigrate; use LiveMigrateIfPossible or None"
+        )),
     }
 }

@@ -1,16 +1,20 @@
-//! The KubeVirt CR rules K1–K3: validation only, the CR is never mutated.
+//! The KubeVirt CR rules K1–K3 (docs/rules.md): validation only, the CR is never mutated.
 
 use serde_json::Value;
 
+use crate::allowed::{Allowance, allowance};
+use crate::json::{Object, show};
+use crate::review::Review;
 use crate::settings::KubevirtSettings;
 use crate::verdict::Verdict;
-use crate::vm::{Object, show};
 
 const EVICTION: &str = "spec.configuration.evictionStrategy";
 const METHODS: &str = "spec.workloadUpdateStrategy.workloadUpdateMethods";
 const UPDATE_METHODS: [&str; 2] = ["LiveMigrate", "Evict"];
 
-pub fn validate(cr: &Object, settings: &KubevirtSettings, verdict: &mut Verdict) {
+/// The validation step: K1, K2, K3.
+pub(crate) fn validate(cr: &Object, review: &Review, verdict: &mut Verdict) {
+    let settings = &review.settings.kubevirt;
     let spec = cr.get("spec");
     cluster_eviction_strategy(
         spec.and_then(|s| s.pointer("/configuration/evictionStrategy")),
@@ -37,17 +41,21 @@ fn cluster_eviction_strategy(
         return;
     };
     let allowed = &settings.allowed_eviction_strategies;
-    let Some(name) = value.as_str().filter(|v| allowed.iter().any(|a| a == v)) else {
+    // The cluster's value is not grandfathered: a KubeVirt CR is edited by its operator only.
+    if allowance(value, allowed, || None) != Allowance::Allowed {
         verdict.reject(format!(
             "{EVICTION}: unsupported value \"{}\" (valid: {})",
             show(Some(value)),
             allowed.join(", ")
         ));
         return;
-    };
+    }
     let recommended = &settings.recommended_eviction_strategy;
-    if name != recommended {
-        verdict.warn(format!("{EVICTION}: {name}; {recommended} is recommended"));
+    if value != recommended.as_str() {
+        verdict.warn(format!(
+            "{EVICTION}: {}; {recommended} is recommended",
+            show(Some(value))
+        ));
     }
 }
 
@@ -111,7 +119,7 @@ fn batch_eviction(strategy: Option<&Value>, verdict: &mut Verdict) {
 }
 
 /// A Go `time.Duration` string (`1m`, `1h30m`, `1.5s`, `300ms`) greater than zero.
-pub fn positive_duration(text: &str) -> bool {
+fn positive_duration(text: &str) -> bool {
     let mut rest = text.strip_prefix('+').unwrap_or(text);
     if rest.is_empty() || rest.starts_with('-') {
         return false;

@@ -1,36 +1,53 @@
-//! The maintenance-mode strategy label rules: M1, M2 (mutation) and V1–V5 (validation).
+//! The maintenance-mode strategy label rules (docs/rules.md): M1, M2 (mutation) and V1–V5
+//! (validation).
 
 use serde_json::Value;
 
+use crate::allowed::{Allowance, allowance};
+use crate::json::{FieldError, Object, show};
 use crate::review::Review;
 use crate::settings::Mode;
-use crate::strategy::{is_listed, is_maintenance_strategy};
+use crate::strategy::is_maintenance_strategy;
 use crate::verdict::Verdict;
-use crate::vm::{self, FieldError, Object, label, show};
+use crate::vm::{self, label};
 
 /// G5: the two label maps must be objects or `null`.
-pub fn check_shape(vm: &Object) -> Result<(), FieldError> {
+pub(crate) fn check_shape(vm: &Object) -> Result<(), FieldError> {
     vm::labels(vm)?;
     vm::template_labels(vm)?;
     Ok(())
 }
 
+/// The mutation step: M1, then M2.
+pub(crate) fn mutate(vm: &mut Object, review: &Review, _verdict: &mut Verdict) {
+    let settings = review.settings;
+    default_label(vm, &settings.label_key, &settings.default_strategy);
+    propagate_label(vm, &settings.label_key);
+}
+
 /// M1: a VM without the label gets the default strategy. An existing value is never changed.
-pub fn default_label(vm: &mut Object, key: &str, default: &str) -> bool {
+fn default_label(vm: &mut Object, key: &str, default: &str) {
     let present = matches!(vm::labels(vm), Ok(Some(labels)) if labels.contains_key(key));
-    !present && vm::set_label(vm, key, Value::String(default.to_owned()))
+    if !present {
+        vm::set_label(vm, key, Value::String(default.to_owned()));
+    }
 }
 
 /// M2: copy the label verbatim into `spec.template.metadata.labels` (never creating `spec.template`).
-pub fn propagate_label(vm: &mut Object, key: &str) -> bool {
-    let Ok(Some(value)) = vm::labels(vm).map(|labels| label(labels, key).cloned()) else {
-        return false;
+fn propagate_label(vm: &mut Object, key: &str) {
+    let Some(value) = vm::label_of(vm, key).cloned() else {
+        return;
     };
-    vm::template_mut(vm).is_some_and(|template| vm::set_label(template, key, value))
+    if vm::template_label_of(vm, key) == Some(&value) {
+        return;
+    }
+    if let Some(template) = vm::template_mut(vm) {
+        vm::set_label(template, key, value);
+    }
 }
 
-/// V1–V5 on the (mutated) object.
-pub fn validate(vm: &Object, review: &Review, verdict: &mut Verdict) {
+/// The validation step, on the (mutated) object: V1–V5.
+pub(crate) fn validate(vm: &Object, review: &Review, verdict: &mut Verdict) {
     let key = review.settings.label_key.as_str();
     let labels = vm::labels(vm).ok().flatten();
     let template_labels = vm::template_labels(vm).ok().flatten();
@@ -64,9 +81,7 @@ fn missing_label(key: &str, review: &Review, verdict: &mut Verdict) {
         ));
         return;
     }
-    let legacy = review
-        .old()
-        .is_some_and(|old| label(vm::labels(old).ok().flatten(), key).is_none());
+    let legacy = review.old().is_some() && review.old_label(key).is_none();
     if legacy {
         verdict.warn(format!(
             "metadata.labels[{key}]: not set on this existing VM; a drain treats it as Migrate"
@@ -79,27 +94,20 @@ fn missing_label(key: &str, review: &Review, verdict: &mut Verdict) {
 /// V2 and V3: the value must be an allowed strategy, unless an UPDATE keeps it unchanged.
 fn strategy_value(key: &str, value: &Value, review: &Review, verdict: &mut Verdict) {
     let allowed = &review.settings.allowed_strategies;
-    if is_listed(value, allowed) {
-        return;
-    }
     let shown = show(Some(value));
-    let kept = review
-        .old()
-        .is_some_and(|old| label(vm::labels(old).ok().flatten(), key) == Some(value));
-    if !kept {
-        verdict.reject(format!(
+    match allowance(value, allowed, || review.old_label(key)) {
+        Allowance::Allowed => {}
+        Allowance::Refused => verdict.reject(format!(
             "metadata.labels[{key}]: invalid maintenance mode strategy: {shown} (valid: {})",
             allowed.join(", ")
-        ));
-    } else if value.as_str().is_some_and(is_maintenance_strategy) {
+        )),
         // A real Harvester strategy that this policy does not allow: a drain still honours it.
-        verdict.warn(format!(
-            "metadata.labels[{key}]: kept {shown}, not in allowedStrategies"
-        ));
-    } else {
-        verdict.warn(format!(
+        Allowance::Kept if value.as_str().is_some_and(is_maintenance_strategy) => verdict.warn(
+            format!("metadata.labels[{key}]: kept {shown}, not in allowedStrategies"),
+        ),
+        Allowance::Kept => verdict.warn(format!(
             "metadata.labels[{key}]: kept invalid value {shown}; a drain treats this VM as Migrate"
-        ));
+        )),
     }
 }
 
@@ -121,11 +129,9 @@ fn template_mismatch(
         Mode::Ignore => {}
         Mode::Warn => verdict.warn(warning()),
         Mode::Reject => {
-            let kept = review.old().is_some_and(|old| {
-                let old_template = vm::template_labels(old).ok().flatten();
-                let old_labels = vm::labels(old).ok().flatten();
-                label(old_template, key) == in_template && label(old_labels, key) == on_vm
-            });
+            let kept = review.old().is_some()
+                && review.old_template_label(key) == in_template
+                && review.old_label(key) == on_vm;
             if kept {
                 verdict.warn(warning());
             } else {

@@ -1,19 +1,26 @@
-//! vm-maintenance-strategy: a Kubewarden policy for KubeVirt VirtualMachines. This file only wires
-//! the waPC functions; the rules live in the modules below (see `policy` for the pipeline).
+//! vm-maintenance-strategy: a Kubewarden policy for KubeVirt VirtualMachines and the KubeVirt CR.
+//! This file only wires the waPC functions; `policy` is the pipeline, and docs/rules.md lists every
+//! rule with its ID, message and settings.
+//!
+//! The library surface is what the waPC wiring, the native tests and the tools use:
+//! [`policy::validate`], [`policy::validate_settings`], [`settings`], [`migratability`] and
+//! [`drain`] (what a drain does with a VM).
 
+mod allowed;
 pub mod drain;
-pub mod eviction;
-pub mod kubevirt;
-pub mod labels;
+mod eviction;
+mod json;
+mod kubevirt;
+mod labels;
 pub mod migratability;
 pub mod policy;
-pub mod request;
-pub mod response;
-pub mod review;
+mod request;
+mod response;
+mod review;
 pub mod settings;
-pub mod strategy;
-pub mod verdict;
-pub mod vm;
+mod strategy;
+mod verdict;
+mod vm;
 
 use kubewarden_policy_sdk::wapc_guest as guest;
 

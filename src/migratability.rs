@@ -1,15 +1,16 @@
 //! Why a VM cannot live-migrate, as far as its spec shows (KubeVirt's
-//! `calculateLiveMigrationCondition`). Each reason is a short phrase naming the device, disk or
-//! interface.
+//! `calculateLiveMigrationCondition`; docs/rules.md, V7). One function per reason, each adding
+//! short phrases that name the device, disk or interface; `REASONS` lists them in report order.
 
 use serde_json::Value;
 
-use crate::vm::Object;
+use crate::json::{Object, name_of};
+use crate::vm;
 
 /// Harvester's annotation holding the VM's PVC templates as a JSON array.
-pub const VOLUME_CLAIM_TEMPLATES: &str = "harvesterhci.io/volumeClaimTemplates";
+pub(crate) const VOLUME_CLAIM_TEMPLATES: &str = "harvesterhci.io/volumeClaimTemplates";
 /// The template annotation that lets a bridge binding on the pod network migrate.
-pub const ALLOW_POD_BRIDGE: &str = "kubevirt.io/allow-pod-bridge-network-live-migration";
+pub(crate) const ALLOW_POD_BRIDGE: &str = "kubevirt.io/allow-pod-bridge-network-live-migration";
 
 /// The reasons, plus warnings about what could not be read (a malformed Harvester annotation).
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -18,98 +19,128 @@ pub struct Findings {
     pub warnings: Vec<String>,
 }
 
+/// One reason check: reads the VM, adds to the findings.
+type Reason = fn(&Object, &mut Findings);
+
+/// Every reason, in the order they are reported.
+const REASONS: [Reason; 8] = [
+    host_devices,
+    gpus,
+    launch_security,
+    hyperv_passthrough,
+    data_volume_templates,
+    volume_claim_templates,
+    pod_network_bridge,
+    host_disks,
+];
+
+/// All the reasons the VM's spec shows; empty when it can live-migrate as far as the spec tells.
 pub fn non_migratable_reasons(vm: &Object) -> Findings {
     let mut found = Findings::default();
-    let template = vm.get("spec").and_then(|s| s.get("template"));
-    let spec = template.and_then(|t| t.get("spec"));
-    let domain = spec.and_then(|s| s.get("domain"));
-    let devices = domain.and_then(|d| d.get("devices"));
-    for device in items(devices.and_then(|d| d.get("hostDevices"))) {
+    REASONS.iter().for_each(|reason| reason(vm, &mut found));
+    found
+}
+
+/// `domain.devices.hostDevices`: every host device pins the VM to its node.
+fn host_devices(vm: &Object, found: &mut Findings) {
+    for device in vm::devices(vm, "hostDevices") {
         found
             .reasons
             .push(format!("host device {}", name_of(device)));
     }
-    for gpu in items(devices.and_then(|d| d.get("gpus"))) {
+}
+
+/// `domain.devices.gpus`.
+fn gpus(vm: &Object, found: &mut Findings) {
+    for gpu in vm::devices(vm, "gpus") {
         found.reasons.push(format!("GPU {}", name_of(gpu)));
     }
-    if let Some(security) = domain
+}
+
+/// `domain.launchSecurity` (SEV, SNP, TDX, ...): confidential VMs do not migrate.
+fn launch_security(vm: &Object, found: &mut Findings) {
+    let Some(security) = vm::domain(vm)
         .and_then(|d| d.get("launchSecurity"))
         .filter(|s| !s.is_null())
-    {
-        let kinds: Vec<&str> = security
-            .as_object()
-            .into_iter()
-            .flat_map(|m| m.keys())
-            .map(String::as_str)
-            .collect();
-        found.reasons.push(match kinds.as_slice() {
-            [] => "launch security".to_owned(),
-            kinds => format!("launch security ({})", kinds.join(", ")),
-        });
-    }
-    let passthrough = domain.and_then(|d| d.pointer("/features/hypervPassthrough/enabled"));
-    if passthrough == Some(&Value::Bool(true)) {
+    else {
+        return;
+    };
+    let kinds: Vec<&str> = security
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.keys())
+        .map(String::as_str)
+        .collect();
+    found.reasons.push(match kinds.as_slice() {
+        [] => "launch security".to_owned(),
+        kinds => format!("launch security ({})", kinds.join(", ")),
+    });
+}
+
+/// `domain.features.hypervPassthrough.enabled: true`.
+fn hyperv_passthrough(vm: &Object, found: &mut Findings) {
+    let enabled = vm::domain(vm).and_then(|d| d.pointer("/features/hypervPassthrough/enabled"));
+    if enabled == Some(&Value::Bool(true)) {
         found.reasons.push("Hyper-V passthrough".to_owned());
     }
-    for dv in items(vm.get("spec").and_then(|s| s.get("dataVolumeTemplates"))) {
+}
+
+/// `spec.dataVolumeTemplates` whose claim (`pvc` or `storage`) is not `ReadWriteMany`.
+fn data_volume_templates(vm: &Object, found: &mut Findings) {
+    for dv in vm::data_volume_templates(vm) {
         let dv_spec = dv.get("spec");
         let modes = dv_spec
             .and_then(|s| s.pointer("/pvc/accessModes"))
             .or_else(|| dv_spec.and_then(|s| s.pointer("/storage/accessModes")));
-        not_rwx(&mut found, dv.pointer("/metadata/name"), modes);
+        not_rwx(found, dv.pointer("/metadata/name"), modes);
     }
-    if let Some(raw) = vm
-        .get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(VOLUME_CLAIM_TEMPLATES))
-    {
-        match raw.as_str().map(serde_json::from_str::<Vec<Value>>) {
-            Some(Ok(claims)) => {
-                for claim in &claims {
-                    not_rwx(&mut found, claim.pointer("/metadata/name"), claim.pointer("/spec/accessModes"));
-                }
+}
+
+/// Harvester's `volumeClaimTemplates` annotation: claims that are not `ReadWriteMany`.
+fn volume_claim_templates(vm: &Object, found: &mut Findings) {
+    let Some(raw) = vm::annotation(vm, VOLUME_CLAIM_TEMPLATES) else {
+        return;
+    };
+    match raw.as_str().map(serde_json::from_str::<Vec<Value>>) {
+        Some(Ok(claims)) => {
+            for claim in &claims {
+                let modes = claim.pointer("/spec/accessModes");
+                not_rwx(found, claim.pointer("/metadata/name"), modes);
             }
-            _ => found.warnings.push(format!(
-                "metadata.annotations[{VOLUME_CLAIM_TEMPLATES}]: not a JSON list of PVC templates; not checked"
-            )),
         }
+        _ => found.warnings.push(format!(
+            "metadata.annotations[{VOLUME_CLAIM_TEMPLATES}]: not a JSON list of PVC templates; not checked"
+        )),
     }
-    let allow_bridge = template
-        .and_then(|t| t.pointer("/metadata/annotations"))
-        .and_then(|a| a.get(ALLOW_POD_BRIDGE))
-        .is_some();
-    let networks = items(spec.and_then(|s| s.get("networks")));
-    for interface in items(devices.and_then(|d| d.get("interfaces"))) {
+}
+
+/// A `bridge` interface on the pod network, unless the template allows its migration.
+fn pod_network_bridge(vm: &Object, found: &mut Findings) {
+    if vm::template_annotation(vm, ALLOW_POD_BRIDGE).is_some() {
+        return;
+    }
+    let networks = vm::template_spec_items(vm, "networks");
+    for interface in vm::devices(vm, "interfaces") {
         let on_pod_network = networks.iter().any(|n| {
             n.get("name") == interface.get("name") && n.get("pod").is_some_and(|p| !p.is_null())
         });
-        if on_pod_network && interface.get("bridge").is_some_and(|b| !b.is_null()) && !allow_bridge
-        {
+        if on_pod_network && interface.get("bridge").is_some_and(|b| !b.is_null()) {
             found
                 .reasons
                 .push(format!("bridge on pod network {}", name_of(interface)));
         }
     }
-    for volume in items(spec.and_then(|s| s.get("volumes"))) {
-        if let Some(disk) = volume.get("hostDisk").filter(|d| !d.is_null()) {
-            if disk.get("shared") != Some(&Value::Bool(true)) {
-                found.reasons.push(format!("hostDisk {}", name_of(volume)));
-            }
+}
+
+/// A `hostDisk` volume without `shared: true`.
+fn host_disks(vm: &Object, found: &mut Findings) {
+    for volume in vm::template_spec_items(vm, "volumes") {
+        let Some(disk) = volume.get("hostDisk").filter(|d| !d.is_null()) else {
+            continue;
+        };
+        if disk.get("shared") != Some(&Value::Bool(true)) {
+            found.reasons.push(format!("hostDisk {}", name_of(volume)));
         }
-    }
-    found
-}
-
-/// The elements of a JSON array; nothing for any other type.
-fn items(value: Option<&Value>) -> &[Value] {
-    value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
-fn name_of(item: &Value) -> String {
-    match item.get("name").or_else(|| item.get("deviceName")) {
-        Some(Value::String(name)) => name.clone(),
-        Some(other) => other.to_string(),
-        None => "(unnamed)".to_owned(),
     }
 }
 

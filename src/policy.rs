@@ -1,15 +1,30 @@
-//! The pipeline: gate (G1–G5) → mutation (M) → validation (V), answering Kubewarden's bytes.
+//! The pipeline (docs/rules.md): gate (G1–G5) → mutation (M) → validation (V, or K for the
+//! KubeVirt CR), answering Kubewarden's bytes. Every rule family offers the same two steps; the
+//! pipeline alone decides whether the object changed, by comparing the paths mutations own.
 
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::Value;
 
-use crate::request::{Operation, Payload, Request, parse_object};
+use crate::json::{FieldError, Object, parse_object};
+use crate::request::{Operation, Payload, Request};
 use crate::response;
 use crate::review::Review;
 use crate::settings::Settings;
 use crate::verdict::{MISCONFIGURED, UNPROCESSABLE, Verdict};
-use crate::vm::{FieldError, Object};
+use crate::vm;
 use crate::{eviction, kubevirt, labels};
+
+/// A mutation step: may edit only the paths its rules own, and may add warnings about what it did.
+type Mutation = fn(&mut Object, &Review, &mut Verdict);
+/// A validation step: reads the (mutated) object and adds to the verdict.
+type Validation = fn(&Object, &Review, &mut Verdict);
+
+/// A VirtualMachine: M1, M2, then M3 and V7's `fix`.
+const VM_MUTATIONS: [Mutation; 2] = [labels::mutate, eviction::mutate];
+/// A VirtualMachine: V1–V5, then V6 and V7.
+const VM_VALIDATIONS: [Validation; 2] = [labels::validate, eviction::validate];
+/// The KubeVirt CR is never mutated: K1–K3.
+const KUBEVIRT_VALIDATIONS: [Validation; 1] = [kubevirt::validate];
 
 /// What the gate routes a request to.
 #[derive(Debug, PartialEq, Eq)]
@@ -44,7 +59,9 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
         Target::VirtualMachine => virtual_machine(object, &review),
         Target::KubeVirt => {
             let mut verdict = Verdict::default();
-            kubevirt::validate(&object, &settings.kubevirt, &mut verdict);
+            KUBEVIRT_VALIDATIONS
+                .iter()
+                .for_each(|step| step(&object, &review, &mut verdict));
             response::respond(verdict, None)
         }
     }
@@ -63,24 +80,26 @@ fn gate(request: &Request) -> Option<(Target, Operation)> {
     Some((target, request.operation()?))
 }
 
-/// Mutation, then validation of the mutated object.
+/// G5, mutation, then validation of the mutated object. The mutation steps' warnings follow the
+/// validation's: they say what the policy did about what validation found.
 fn virtual_machine(mut vm: Object, review: &Review) -> Vec<u8> {
     if let Err(FieldError(message)) = labels::check_shape(&vm) {
         return response::reject(message, UNPROCESSABLE);
     }
-    let settings = review.settings;
-    let had_own_eviction_strategy = crate::vm::eviction_strategy(&vm).is_some();
-    let mut changed = false;
-    if settings.mutate {
-        changed |= labels::default_label(&mut vm, &settings.label_key, &settings.default_strategy);
-        changed |= labels::propagate_label(&mut vm, &settings.label_key);
-        if let Some(default) = &settings.eviction_strategy.default {
-            changed |= eviction::default_strategy(&mut vm, default);
-        }
+    let key = review.settings.label_key.as_str();
+    let mut done = Verdict::default();
+    let before = review.settings.mutate.then(|| vm::owned_values(&vm, key));
+    if review.settings.mutate {
+        VM_MUTATIONS
+            .iter()
+            .for_each(|step| step(&mut vm, review, &mut done));
     }
     let mut verdict = Verdict::default();
-    labels::validate(&vm, review, &mut verdict);
-    changed |= eviction::validate(&mut vm, had_own_eviction_strategy, review, &mut verdict);
+    VM_VALIDATIONS
+        .iter()
+        .for_each(|step| step(&vm, review, &mut verdict));
+    verdict.warnings.append(&mut done.warnings);
+    let changed = before.is_some_and(|before| before != vm::owned_values(&vm, key));
     response::respond(verdict, changed.then_some(Value::Object(vm)))
 }
 

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::verdict::{BAD_REQUEST, Verdict};
 
 /// Accept (with `mutated_object` when the object changed) or reject, with the verdict's warnings.
-pub fn respond(verdict: Verdict, mutated_object: Option<Value>) -> Vec<u8> {
+pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Value>) -> Vec<u8> {
     let warnings = Some(verdict.warnings).filter(|w| !w.is_empty());
     let response = match verdict.rejection {
         Some((message, code)) => ValidationResponse {
@@ -34,12 +34,12 @@ pub fn respond(verdict: Verdict, mutated_object: Option<Value>) -> Vec<u8> {
 }
 
 /// A plain acceptance, untouched.
-pub fn accept() -> Vec<u8> {
+pub(crate) fn accept() -> Vec<u8> {
     respond(Verdict::default(), None)
 }
 
 /// A rejection with the given code and no warnings.
-pub fn reject(message: String, code: u16) -> Vec<u8> {
+pub(crate) fn reject(message: String, code: u16) -> Vec<u8> {
     respond(
         Verdict {
             rejection: Some((message, code)),
@@ -50,6 +50,6 @@ pub fn reject(message: String, code: u16) -> Vec<u8> {
 }
 
 /// A payload that is not a validation request.
-pub fn bad_request(message: String) -> Vec<u8> {
+pub(crate) fn bad_request(message: String) -> Vec<u8> {
     reject(message, BAD_REQUEST)
 }

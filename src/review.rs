@@ -3,21 +3,23 @@
 
 use std::cell::OnceCell;
 
+use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::request::{Operation, parse_object};
+use crate::json::{Object, parse_object};
+use crate::request::Operation;
 use crate::settings::Settings;
-use crate::vm::Object;
+use crate::vm;
 
-pub struct Review<'a> {
-    pub operation: Operation,
-    pub settings: &'a Settings,
+pub(crate) struct Review<'a> {
+    pub(crate) operation: Operation,
+    pub(crate) settings: &'a Settings,
     old_raw: Option<&'a RawValue>,
     old: OnceCell<Option<Object>>,
 }
 
 impl<'a> Review<'a> {
-    pub fn new(
+    pub(crate) fn new(
         operation: Operation,
         settings: &'a Settings,
         old_raw: Option<&'a RawValue>,
@@ -32,12 +34,27 @@ impl<'a> Review<'a> {
 
     /// The old object of an UPDATE. `None` on CREATE and on an UPDATE whose `oldObject` is missing
     /// or not an object: such an UPDATE is evaluated as a CREATE (G5).
-    pub fn old(&self) -> Option<&Object> {
+    pub(crate) fn old(&self) -> Option<&Object> {
         if self.operation != Operation::Update {
             return None;
         }
         self.old
             .get_or_init(|| parse_object(self.old_raw).ok().flatten())
             .as_ref()
+    }
+
+    /// `old.metadata.labels[key]`.
+    pub(crate) fn old_label(&self, key: &str) -> Option<&Value> {
+        vm::label_of(self.old()?, key)
+    }
+
+    /// `old.spec.template.metadata.labels[key]`.
+    pub(crate) fn old_template_label(&self, key: &str) -> Option<&Value> {
+        vm::template_label_of(self.old()?, key)
+    }
+
+    /// `old.spec.template.spec.evictionStrategy`.
+    pub(crate) fn old_eviction_strategy(&self) -> Option<&Value> {
+        vm::eviction_strategy(self.old()?)
     }
 }

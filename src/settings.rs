@@ -4,8 +4,8 @@ use kubewarden_policy_sdk::settings::Validatable;
 use serde::Deserialize;
 
 use crate::strategy::{
-    DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE,
-    MAINTENANCE_STRATEGIES, is_eviction_strategy,
+    DEFAULT_LABEL_KEY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE, MAINTENANCE_STRATEGIES,
+    MIGRATE, is_eviction_strategy,
 };
 
 /// What to do about a finding that is not always an error.
@@ -87,7 +87,7 @@ impl Default for Settings {
         Settings {
             label_key: DEFAULT_LABEL_KEY.to_owned(),
             allowed_strategies: MAINTENANCE_STRATEGIES.map(str::to_owned).to_vec(),
-            default_strategy: DEFAULT_MAINTENANCE_STRATEGY.to_owned(),
+            default_strategy: MIGRATE.to_owned(),
             mutate: true,
             require_label: true,
             template_mismatch: Mode::Reject,
@@ -167,8 +167,21 @@ impl Validatable for Settings {
                 EVICTION_STRATEGIES.join(", ")
             ));
         }
-        if eviction.non_migratable == NonMigratable::Fix && !self.mutate {
-            return Err("evictionStrategy.nonMigratable: fix needs mutate: true".to_owned());
+        if eviction.non_migratable == NonMigratable::Fix {
+            if !self.mutate {
+                return Err("evictionStrategy.nonMigratable: fix needs mutate: true".to_owned());
+            }
+            // `fix` writes LiveMigrateIfPossible, which V6 then checks like any other value.
+            if !eviction
+                .allowed
+                .iter()
+                .any(|s| s == LIVE_MIGRATE_IF_POSSIBLE)
+            {
+                return Err(format!(
+                    "evictionStrategy.nonMigratable: fix sets LiveMigrateIfPossible, which evictionStrategy.allowed ({}) does not include",
+                    eviction.allowed.join(", ")
+                ));
+            }
         }
         let kubevirt = &self.kubevirt;
         check_list(

@@ -3,27 +3,21 @@
 /// The label Harvester reads (`harvesterhci.io/maintain-mode-strategy`).
 pub const DEFAULT_LABEL_KEY: &str = "harvesterhci.io/maintain-mode-strategy";
 
-/// Harvester's maintenance-mode strategies (`pkg/util/constants.go`), exact and case-sensitive.
+/// The strategy set on a VM that has none, and the one a drain applies to any other value.
+pub const MIGRATE: &str = "Migrate";
+
+/// Harvester's maintenance-mode strategies (`pkg/util/constants.go`), exact and case-sensitive:
+/// `Migrate` and the Shutdown family.
 pub const MAINTENANCE_STRATEGIES: [&str; 4] = [
-    "Migrate",
+    MIGRATE,
     "ShutdownAndRestartAfterEnable",
     "ShutdownAndRestartAfterDisable",
     "Shutdown",
-];
-
-/// The strategy set on a VM that has none.
-pub const DEFAULT_MAINTENANCE_STRATEGY: &str = "Migrate";
-
-/// The strategies under which a drain shuts the VM down instead of evicting (migrating) it.
-pub const SHUTDOWN_FAMILY: [&str; 3] = [
-    "Shutdown",
-    "ShutdownAndRestartAfterEnable",
-    "ShutdownAndRestartAfterDisable",
 ];
 
 /// KubeVirt's eviction strategies.
 pub const EVICTION_STRATEGIES: [&str; 4] =
-    ["LiveMigrate", "LiveMigrateIfPossible", "None", "External"];
+    [LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE, "None", "External"];
 
 pub const LIVE_MIGRATE: &str = "LiveMigrate";
 pub const LIVE_MIGRATE_IF_POSSIBLE: &str = "LiveMigrateIfPossible";
@@ -36,13 +30,8 @@ pub fn is_eviction_strategy(name: &str) -> bool {
     EVICTION_STRATEGIES.contains(&name)
 }
 
+/// The strategies under which a drain shuts the VM down instead of evicting (migrating) it: every
+/// maintenance strategy but `Migrate`.
 pub fn is_shutdown_family(name: &str) -> bool {
-    SHUTDOWN_FAMILY.contains(&name)
-}
-
-/// Whether a JSON value is a string listed in `allowed` (settings lists are exact, case-sensitive).
-pub fn is_listed(value: &serde_json::Value, allowed: &[String]) -> bool {
-    value
-        .as_str()
-        .is_some_and(|v| allowed.iter().any(|a| a == v))
+    name != MIGRATE && is_maintenance_strategy(name)
 }

@@ -1,45 +1,15 @@
-//! A thin view over a VirtualMachine's raw JSON: reading the label maps and the template, and the
-//! few writes the mutation rules own. Nothing here deserializes into a typed object, so a
-//! mutation can never drop a field the policy does not know.
+//! A thin view over a VirtualMachine's raw JSON: the label maps, the template and the parts of its
+//! spec the rules read, and the few writes the mutation rules own. Nothing here deserializes into a
+//! typed object, so a mutation can never drop a field the policy does not know.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::request::json_type;
-
-pub type Object = Map<String, Value>;
-
-/// A field of the wrong JSON type, named by its path (`metadata.labels: must be an object, got array`).
-#[derive(Debug, PartialEq, Eq)]
-pub struct FieldError(pub String);
-
-/// `parent[key]` as a map: `None` when absent or `null`, an error when it is another type.
-pub fn child_map<'a>(
-    parent: &'a Object,
-    key: &str,
-    path: &str,
-) -> Result<Option<&'a Object>, FieldError> {
-    match parent.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(map)) => Ok(Some(map)),
-        Some(other) => Err(FieldError(format!(
-            "{path}: must be an object, got {}",
-            json_type(other)
-        ))),
-    }
-}
-
-/// `parent[key]` as a map, created when absent or `null`; `None` when it holds another type
-/// (callers check shapes first, so that case never overwrites anything).
-pub fn child_map_mut<'a>(parent: &'a mut Object, key: &str) -> Option<&'a mut Object> {
-    let slot = parent.entry(key).or_insert(Value::Null);
-    if slot.is_null() {
-        *slot = Value::Object(Map::new());
-    }
-    slot.as_object_mut()
-}
+use crate::json::{FieldError, child_map, child_map_mut, items, member};
+// The VM view works on raw objects; `drain` still names the type through here.
+pub(crate) use crate::json::Object;
 
 /// `x.metadata.labels`.
-pub fn labels(vm: &Object) -> Result<Option<&Object>, FieldError> {
+pub(crate) fn labels(vm: &Object) -> Result<Option<&Object>, FieldError> {
     match child_map(vm, "metadata", "metadata")? {
         Some(metadata) => child_map(metadata, "labels", "metadata.labels"),
         None => Ok(None),
@@ -47,16 +17,16 @@ pub fn labels(vm: &Object) -> Result<Option<&Object>, FieldError> {
 }
 
 /// `x.spec.template` when `spec` and `template` are objects; anything else means "no template".
-pub fn template(vm: &Object) -> Option<&Object> {
+pub(crate) fn template(vm: &Object) -> Option<&Object> {
     vm.get("spec")?.get("template")?.as_object()
 }
 
-pub fn template_mut(vm: &mut Object) -> Option<&mut Object> {
+pub(crate) fn template_mut(vm: &mut Object) -> Option<&mut Object> {
     vm.get_mut("spec")?.get_mut("template")?.as_object_mut()
 }
 
 /// `x.spec.template.metadata.labels`; `None` without a template.
-pub fn template_labels(vm: &Object) -> Result<Option<&Object>, FieldError> {
+pub(crate) fn template_labels(vm: &Object) -> Result<Option<&Object>, FieldError> {
     let Some(template) = template(vm) else {
         return Ok(None);
     };
@@ -66,41 +36,34 @@ pub fn template_labels(vm: &Object) -> Result<Option<&Object>, FieldError> {
     }
 }
 
-/// `x.spec.template.spec` when it is an object.
-pub fn template_spec(vm: &Object) -> Option<&Object> {
-    template(vm)?.get("spec")?.as_object()
-}
-
-/// Sets `map.metadata.labels[key] = value`, creating `metadata` and `labels` when absent or `null`.
-/// Returns whether the object changed.
-pub fn set_label(map: &mut Object, key: &str, value: Value) -> bool {
-    let Some(labels) = child_map_mut(map, "metadata").and_then(|m| child_map_mut(m, "labels"))
-    else {
-        return false;
-    };
-    if labels.get(key) == Some(&value) {
-        return false;
-    }
-    labels.insert(key.to_owned(), value);
-    true
-}
-
 /// The value of `key` in an optional label map.
-pub fn label<'a>(labels: Option<&'a Object>, key: &str) -> Option<&'a Value> {
+pub(crate) fn label<'a>(labels: Option<&'a Object>, key: &str) -> Option<&'a Value> {
     labels?.get(key)
 }
 
-/// A label value as a message shows it: a string verbatim, anything else as JSON text,
-/// a missing label as `<unset>`.
-pub fn show(value: Option<&Value>) -> String {
-    match value {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => "<unset>".to_owned(),
+/// `x.metadata.labels[key]`; `None` also when the map has the wrong type.
+pub(crate) fn label_of<'a>(vm: &'a Object, key: &str) -> Option<&'a Value> {
+    label(labels(vm).ok().flatten(), key)
+}
+
+/// `x.spec.template.metadata.labels[key]`; `None` also when the map has the wrong type.
+pub(crate) fn template_label_of<'a>(vm: &'a Object, key: &str) -> Option<&'a Value> {
+    label(template_labels(vm).ok().flatten(), key)
+}
+
+/// Sets `map.metadata.labels[key] = value`, creating `metadata` and `labels` when absent or `null`.
+pub(crate) fn set_label(map: &mut Object, key: &str, value: Value) {
+    if let Some(labels) = child_map_mut(map, "metadata").and_then(|m| child_map_mut(m, "labels")) {
+        labels.insert(key.to_owned(), value);
     }
 }
 
-pub fn template_spec_mut(vm: &mut Object) -> Option<&mut Object> {
+/// `x.spec.template.spec` when it is an object.
+pub(crate) fn template_spec(vm: &Object) -> Option<&Object> {
+    template(vm)?.get("spec")?.as_object()
+}
+
+fn template_spec_mut(vm: &mut Object) -> Option<&mut Object> {
     template_mut(vm)?.get_mut("spec")?.as_object_mut()
 }
 
@@ -109,4 +72,57 @@ pub fn eviction_strategy(vm: &Object) -> Option<&Value> {
     template_spec(vm)?
         .get("evictionStrategy")
         .filter(|v| !v.is_null())
+}
+
+/// Sets `spec.template.spec.evictionStrategy`; `false` when the VM has no `spec.template.spec`
+/// object (it is never created).
+pub(crate) fn set_eviction_strategy(vm: &mut Object, value: &str) -> bool {
+    let Some(spec) = template_spec_mut(vm) else {
+        return false;
+    };
+    spec.insert(
+        "evictionStrategy".to_owned(),
+        Value::String(value.to_owned()),
+    );
+    true
+}
+
+/// The values at every path a mutation may write, to tell whether the mutation changed anything.
+pub(crate) fn owned_values(vm: &Object, key: &str) -> [Option<Value>; 3] {
+    [
+        label_of(vm, key).cloned(),
+        template_label_of(vm, key).cloned(),
+        eviction_strategy(vm).cloned(),
+    ]
+}
+
+/// `x.metadata.annotations[key]`.
+pub(crate) fn annotation<'a>(vm: &'a Object, key: &str) -> Option<&'a Value> {
+    member(vm.get("metadata"), "annotations")?.get(key)
+}
+
+/// `x.spec.template.metadata.annotations[key]`.
+pub(crate) fn template_annotation<'a>(vm: &'a Object, key: &str) -> Option<&'a Value> {
+    let metadata = template(vm)?.get("metadata");
+    member(metadata, "annotations")?.get(key)
+}
+
+/// `x.spec.template.spec.domain`.
+pub(crate) fn domain(vm: &Object) -> Option<&Value> {
+    template_spec(vm)?.get("domain")
+}
+
+/// `x.spec.template.spec.domain.devices[list]` (`hostDevices`, `gpus`, `interfaces`, ...).
+pub(crate) fn devices<'a>(vm: &'a Object, list: &str) -> &'a [Value] {
+    items(member(domain(vm), "devices").and_then(|d| d.get(list)))
+}
+
+/// `x.spec.template.spec[list]` (`volumes`, `networks`).
+pub(crate) fn template_spec_items<'a>(vm: &'a Object, list: &str) -> &'a [Value] {
+    items(template_spec(vm).and_then(|s| s.get(list)))
+}
+
+/// `x.spec.dataVolumeTemplates`.
+pub(crate) fn data_volume_templates(vm: &Object) -> &[Value] {
+    items(vm.get("spec").and_then(|s| s.get("dataVolumeTemplates")))
 }

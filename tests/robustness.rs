@@ -204,28 +204,37 @@ fn a_large_object_is_evaluated() {
 #[test]
 fn wrong_types_anywhere_are_answered() {
     let web = fixture("web-01-migratable");
+    let invalid = format!(
+        "metadata.labels[{K}]: invalid maintenance mode strategy: {{\"a\":1}} (valid: Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable, Shutdown)"
+    );
+    // (path, value, expected rejection message: `None` = accepted untouched)
     let cases = [
-        ("/spec", json!("x")),
-        ("/spec/template", json!([])),
-        ("/spec/template/spec", json!(1)),
+        // No template object: nothing to copy the label into, nothing to check.
+        ("/spec", json!("x"), None),
+        ("/spec/template", json!([]), None),
+        // The template's labels are still consistent; a non-object spec has no eviction strategy.
+        ("/spec/template/spec", json!(1), None),
+        // A label value of the wrong type is an invalid strategy, shown as its JSON text.
         (
             "/metadata/labels/harvesterhci.io~1maintain-mode-strategy",
             json!({"a": 1}),
+            Some(invalid.as_str()),
         ),
-        ("/metadata/name", json!(null)),
+        ("/metadata/name", json!(null), None),
     ];
-    for (path, value) in cases {
+    for (path, value, rejection) in cases {
         let vm = patched(
             web.clone(),
             &json!([{"op": "replace", "path": path, "value": value}]),
         );
+        // `oldObject` of the wrong type: the UPDATE is evaluated as a CREATE (G5).
         for op in ["CREATE", "UPDATE"] {
             let got = evaluate(vm_request(op, vm.clone(), Some(json!([1]))), json!({}));
-            assert!(got["accepted"].is_boolean(), "{path}: {got}");
-            assert!(
-                got["accepted"] == json!(true) || got["message"].is_string(),
-                "{path}: {got}"
-            );
+            let context = format!("{op} {path}: {got}");
+            assert_eq!(got["accepted"], json!(rejection.is_none()), "{context}");
+            assert_eq!(got["message"].as_str(), rejection, "{context}");
+            assert_eq!(got["mutated_object"], Value::Null, "{context}");
+            assert_eq!(got["warnings"], Value::Null, "{context}");
         }
     }
 }

@@ -141,6 +141,8 @@ fn invalid_eviction_and_kubevirt_settings() {
             "evictionStrategy.default: \"External\" is not in evictionStrategy.allowed (None)".into()),
         (json!({"evictionStrategy": {"clusterDefault": "x"}}), format!("evictionStrategy.clusterDefault: unknown value \"x\" (valid: {all})")),
         (json!({"mutate": false, "evictionStrategy": {"nonMigratable": "fix"}}), "evictionStrategy.nonMigratable: fix needs mutate: true".into()),
+        (json!({"evictionStrategy": {"nonMigratable": "fix", "allowed": ["LiveMigrate", "None"]}}),
+            "evictionStrategy.nonMigratable: fix sets LiveMigrateIfPossible, which evictionStrategy.allowed (LiveMigrate, None) does not include".into()),
         (json!({"mutate": false, "evictionStrategy": {"default": "None"}}), "evictionStrategy.default: needs mutate: true".into()),
         (json!({"kubevirt": {"allowedEvictionStrategies": ["None", "none"]}}),
             format!("kubevirt.allowedEvictionStrategies[1]: unknown value \"none\" (valid: {all})")),

@@ -1,0 +1,77 @@
+//! The rule V2/V3, V6 and K1 share: a value must be one of a configured list, unless an UPDATE
+//! keeps the old object's value unchanged (so controllers can still operate old objects).
+
+use serde_json::Value;
+
+/// How a value stands against its allowed list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Allowance {
+    /// A string listed in the allowed list (exact, case-sensitive).
+    Allowed,
+    /// Not allowed, but the UPDATE keeps the old object's value unchanged.
+    Kept,
+    /// Not allowed.
+    Refused,
+}
+
+/// Checks `value` against `allowed`. `old` gives the old object's value at the same path; it is
+/// asked only for a value that is not allowed, so the old object is parsed only then. Rules
+/// without grandfathering pass `|| None`.
+pub(crate) fn allowance<'a>(
+    value: &Value,
+    allowed: &[String],
+    old: impl FnOnce() -> Option<&'a Value>,
+) -> Allowance {
+    if is_listed(value, allowed) {
+        Allowance::Allowed
+    } else if old() == Some(value) {
+        Allowance::Kept
+    } else {
+        Allowance::Refused
+    }
+}
+
+/// Whether a JSON value is a string listed in `allowed`.
+fn is_listed(value: &Value, allowed: &[String]) -> bool {
+    value
+        .as_str()
+        .is_some_and(|v| allowed.iter().any(|a| a == v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn allowed_kept_refused() {
+        let allowed = ["Migrate".to_owned(), "Shutdown".to_owned()];
+        let kept = json!("migrate");
+        let cases = [
+            (json!("Migrate"), None, Allowance::Allowed),
+            (json!("Migrate"), Some(json!("x")), Allowance::Allowed),
+            (json!("migrate"), None, Allowance::Refused),
+            (json!("migrate"), Some(json!("Migrate")), Allowance::Refused),
+            (json!("migrate"), Some(kept.clone()), Allowance::Kept),
+            (json!(1), Some(json!(1)), Allowance::Kept),
+            (json!(1), None, Allowance::Refused),
+            (json!(null), None, Allowance::Refused),
+        ];
+        for (value, old, want) in cases {
+            assert_eq!(
+                allowance(&value, &allowed, || old.as_ref()),
+                want,
+                "{value} old {old:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn old_is_not_asked_for_an_allowed_value() {
+        let allowed = ["Migrate".to_owned()];
+        let got = allowance(&json!("Migrate"), &allowed, || {
+            panic!("the old object must not be read")
+        });
+        assert_eq!(got, Allowance::Allowed);
+    }
+}
