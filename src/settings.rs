@@ -87,7 +87,7 @@ impl Default for Settings {
         Settings {
             label_key: DEFAULT_LABEL_KEY.to_owned(),
             allowed_strategies: MAINTENANCE_STRATEGIES.map(str::to_owned).to_vec(),
-            default_strategy: MIGRATE.to_owned(),
+            default_strategy: DEFAULT_MAINTENANCE_STRATEGY.to_owned(),
             mutate: true,
             require_label: true,
             template_mismatch: Mode::Reject,

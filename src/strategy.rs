@@ -5,6 +5,8 @@ pub const DEFAULT_LABEL_KEY: &str = "harvesterhci.io/maintain-mode-strategy";
 
 /// The strategy set on a VM that has none, and the one a drain applies to any other value.
 pub const MIGRATE: &str = "Migrate";
+/// The strategy M1 sets when `defaultStrategy` is not configured.
+pub const DEFAULT_MAINTENANCE_STRATEGY: &str = MIGRATE;
 
 /// Harvester's maintenance-mode strategies (`pkg/util/constants.go`), exact and case-sensitive:
 /// `Migrate` and the Shutdown family.

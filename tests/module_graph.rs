@@ -65,7 +65,10 @@ fn no_module_reaches_back_to_itself() {
         "the reader sees imports: {graph:?}"
     );
     let cycles: Vec<&String> = graph.keys().filter(|m| reaches(&graph, m, m)).collect();
-    assert!(cycles.is_empty(), "import cycles through {cycles:?}: {graph:?}");
+    assert!(
+        cycles.is_empty(),
+        "import cycles through {cycles:?}: {graph:?}"
+    );
 }
 
 #[test]
