@@ -4,8 +4,8 @@ use kubewarden_policy_sdk::settings::Validatable;
 use serde::Deserialize;
 
 use crate::strategy::{
-    DEFAULT_LABEL_KEY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE, MAINTENANCE_STRATEGIES,
-    MIGRATE, is_eviction_strategy,
+    DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE,
+    MAINTENANCE_STRATEGIES, is_eviction_strategy,
 };
 
 /// What to do about a finding that is not always an error.
