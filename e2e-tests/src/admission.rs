@@ -7,8 +7,10 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::host::{Error, PolicyHost};
+use crate::cluster::Cluster;
+use crate::host::{Error, Instance, PolicyHost};
 
 /// What the module answers from `validate` (Kubewarden's `ValidationResponse`, snake_case).
 #[derive(Deserialize, Debug, Clone, PartialEq)]
@@ -80,38 +82,57 @@ impl Evaluation {
 }
 
 impl PolicyHost {
-    /// Evaluates an AdmissionRequest with settings on a fresh instance.
+    /// Evaluates an AdmissionRequest with settings on a fresh instance that offers no host
+    /// capability but logging.
     pub fn evaluate(&self, request: &Value, settings: &Value) -> Result<Evaluation, Error> {
-        let instance = self.instance()?;
-        let answer: SettingsAnswer = serde_json::from_slice(
-            &instance.call("validate_settings", &serde_json::to_vec(settings)?)?,
-        )?;
-        if !answer.valid {
-            return Ok(Evaluation::SettingsRefused(
-                answer.message.unwrap_or_default(),
-            ));
-        }
-        let payload = serde_json::to_vec(&json!({"request": request, "settings": settings}))?;
-        let result = instance.call("validate", &payload);
-        let uid = request["uid"].as_str().unwrap_or_default().to_owned();
-        let object = request.get("object").cloned().unwrap_or(Value::Null);
-        Ok(Evaluation::Answered(Box::new(match result {
-            Ok(bytes) => admission_response(uid, object, serde_json::from_slice(&bytes)?)?,
-            Err(error) => Answer {
-                response: AdmissionResponse {
-                    uid,
-                    allowed: false,
-                    status: Some(Status {
-                        message: Some(format!("internal server error: {error}")),
-                        code: Some(500),
-                    }),
-                    ..AdmissionResponse::default()
-                },
-                patch: None,
-                object,
-            },
-        })))
+        evaluate_on(&self.instance()?, request, settings)
     }
+
+    /// The same, on an instance whose context-aware calls `cluster` answers and records.
+    pub fn evaluate_with_cluster(
+        &self,
+        request: &Value,
+        settings: &Value,
+        cluster: Arc<Cluster>,
+    ) -> Result<Evaluation, Error> {
+        evaluate_on(&self.instance_with_cluster(cluster)?, request, settings)
+    }
+}
+
+/// `validate_settings`, then (when valid) `validate`, on one instance.
+fn evaluate_on(
+    instance: &Instance,
+    request: &Value,
+    settings: &Value,
+) -> Result<Evaluation, Error> {
+    let answer: SettingsAnswer = serde_json::from_slice(
+        &instance.call("validate_settings", &serde_json::to_vec(settings)?)?,
+    )?;
+    if !answer.valid {
+        return Ok(Evaluation::SettingsRefused(
+            answer.message.unwrap_or_default(),
+        ));
+    }
+    let payload = serde_json::to_vec(&json!({"request": request, "settings": settings}))?;
+    let result = instance.call("validate", &payload);
+    let uid = request["uid"].as_str().unwrap_or_default().to_owned();
+    let object = request.get("object").cloned().unwrap_or(Value::Null);
+    Ok(Evaluation::Answered(Box::new(match result {
+        Ok(bytes) => admission_response(uid, object, serde_json::from_slice(&bytes)?)?,
+        Err(error) => Answer {
+            response: AdmissionResponse {
+                uid,
+                allowed: false,
+                status: Some(Status {
+                    message: Some(format!("internal server error: {error}")),
+                    code: Some(500),
+                }),
+                ..AdmissionResponse::default()
+            },
+            patch: None,
+            object,
+        },
+    })))
 }
 
 /// Builds the AdmissionResponse and applies its patch to `object`.

@@ -2,12 +2,16 @@
 //! patches, settings, and what the API server must see. Adding a case needs no Rust code.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::admission::Evaluation;
+use crate::cluster::{Call, Cluster, FailRule};
 use crate::host::{Error, PolicyHost};
 use crate::workspace_dir;
 
@@ -41,11 +45,15 @@ pub struct Case {
     /// Fields set over the AdmissionRequest last; `null` removes the field.
     #[serde(default)]
     pub request: Map<String, Value>,
+    /// What the policy's context-aware calls see. Absent: an empty cluster (lists are empty,
+    /// gets are not found). Either way every call is recorded and checked against
+    /// `expect.calls`.
+    #[serde(default)]
+    pub cluster: Option<ClusterSpec>,
     pub expect: Expect,
 }
 
-#[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum Old {
     Same(Same),
     Object(Source),
@@ -57,12 +65,211 @@ pub enum Same {
     Same,
 }
 
+/// `same`, or a source of its own; an error message that says which, unlike an untagged enum.
+impl<'de> Deserialize<'de> for Old {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Old, D::Error> {
+        struct OldVisitor;
+        impl<'de> Visitor<'de> for OldVisitor {
+            type Value = Old;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("`same`, or a source: {fixture, object, patch}")
+            }
+
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<Old, E> {
+                match value {
+                    "same" => Ok(Old::Same(Same::Same)),
+                    other => Err(E::invalid_value(de::Unexpected::Str(other), &self)),
+                }
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Old, A::Error> {
+                Source::deserialize(de::value::MapAccessDeserializer::new(map)).map(Old::Object)
+            }
+        }
+        deserializer.deserialize_any(OldVisitor)
+    }
+}
+
+/// A manifest in `fixtures/` (`fixture: web-01-migratable`, `.yaml` optional) or an inline
+/// `object`, then RFC 6902 `patch` operations. An empty source (`{}`) is an error; for `old:`
+/// a patch alone applies to the case's fixture.
 #[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields, default)]
+#[serde(try_from = "SourceFields")]
 pub struct Source {
     pub fixture: Option<String>,
     pub object: Option<Value>,
     pub patch: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[derive(Default)]
+struct SourceFields {
+    fixture: Option<String>,
+    object: Option<Value>,
+    patch: Vec<Value>,
+}
+
+impl TryFrom<SourceFields> for Source {
+    type Error = &'static str;
+
+    fn try_from(fields: SourceFields) -> Result<Source, Self::Error> {
+        match (&fields.fixture, &fields.object, fields.patch.is_empty()) {
+            (None, None, true) => Err(
+                "an empty source: give a fixture, an object or a patch (`old: same` is the new object)",
+            ),
+            (Some(_), Some(_), _) => Err("a source takes a fixture or an object, not both"),
+            _ => Ok(Source {
+                fixture: fields.fixture,
+                object: fields.object,
+                patch: fields.patch,
+            }),
+        }
+    }
+}
+
+/// `cluster:` of a case.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ClusterSpec {
+    /// The cluster's objects (KubeVirt CRs, PVCs, any kind), each a source.
+    pub objects: Vec<Source>,
+    /// Calls that fail: `{operation, apiVersion?, kind?, name?, namespace?, message?}`.
+    pub fail: Vec<FailRule>,
+    /// The policy is granted no host capability (a policy-server without `hostCapabilities`).
+    pub deny_all: bool,
+}
+
+impl ClusterSpec {
+    pub fn build(&self) -> Result<Cluster, Error> {
+        let objects = self
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(i, source)| {
+                source
+                    .build(None)
+                    .map_err(|e| format!("cluster.objects[{i}]: {e}").into())
+            })
+            .collect::<Result<Vec<Value>, Error>>()?;
+        let mut cluster = self
+            .fail
+            .iter()
+            .fold(Cluster::new(objects), |cluster, rule| {
+                cluster.fail(rule.clone())
+            });
+        if self.deny_all {
+            cluster = cluster.deny_all();
+        }
+        Ok(cluster)
+    }
+}
+
+/// One entry of `expect.calls`: the operation and the request fields that must be equal (the
+/// YAML's camelCase names map to the SDK's snake_case request fields; unlisted fields are not
+/// checked; `null` is a value: `namespace: null` wants no namespace).
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectedCall {
+    /// `get_resource`, `list_resources_all`, `list_resources_by_namespace`, `can_i`.
+    pub operation: String,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub api_version: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kind: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub name: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub namespace: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub disable_cache: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub label_selector: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub field_selector: Option<Value>,
+    /// Sorted, as the SDK sends a set.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub field_masks: Option<Value>,
+    /// Any other request field, by its wire (snake_case) name.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub request: Map<String, Value>,
+}
+
+/// A field that is given, even as `null`.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+impl ExpectedCall {
+    /// The request fields this entry checks, by wire name.
+    pub fn fields(&self) -> Vec<(String, &Value)> {
+        let named = [
+            ("api_version", &self.api_version),
+            ("kind", &self.kind),
+            ("name", &self.name),
+            ("namespace", &self.namespace),
+            ("disable_cache", &self.disable_cache),
+            ("label_selector", &self.label_selector),
+            ("field_selector", &self.field_selector),
+            ("field_masks", &self.field_masks),
+        ];
+        named
+            .into_iter()
+            .filter_map(|(field, want)| want.as_ref().map(|want| (field.to_owned(), want)))
+            .chain(self.request.iter().map(|(k, v)| (k.clone(), v)))
+            .collect()
+    }
+
+    /// The differences from a recorded call.
+    pub fn check(&self, call: &Call) -> Vec<String> {
+        let mut problems = Vec::new();
+        if call.operation != self.operation {
+            problems.push(format!(
+                "operation: want {}, got {}",
+                self.operation, call.operation
+            ));
+        }
+        for (field, want) in self.fields() {
+            let got = call.request.get(&field).unwrap_or(&Value::Null);
+            if got != want {
+                problems.push(format!("{field}: want {want}, got {got}"));
+            }
+        }
+        problems
+    }
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -85,6 +292,8 @@ pub struct Expect {
     pub patch: Option<bool>,
     /// Every patch operation's path is one of these pointers or a parent of one.
     pub only_changed: Option<Vec<String>>,
+    /// The host calls the policy makes, exactly and in order (none when omitted).
+    pub calls: Vec<ExpectedCall>,
 }
 
 fn create() -> String {
@@ -143,8 +352,8 @@ impl Source {
     fn build(&self, default_fixture: Option<&str>) -> Result<Value, Error> {
         let base = match (&self.object, self.fixture.as_deref().or(default_fixture)) {
             (Some(object), _) => object.clone(),
-            (None, Some(name)) => fixture(name)?,
-            (None, None) => return Err("a case needs a fixture or an object".into()),
+            (None, Some(name)) => fixture(name.strip_suffix(".yaml").unwrap_or(name))?,
+            (None, None) => return Err("a fixture or an object is needed".into()),
         };
         apply(base, &self.patch)
     }
@@ -191,12 +400,27 @@ impl Case {
         Ok(request)
     }
 
+    /// The cluster this case's calls see (empty without `cluster:`).
+    pub fn cluster(&self) -> Result<Cluster, Error> {
+        self.cluster
+            .as_ref()
+            .map_or_else(|| Ok(Cluster::new(Vec::new())), ClusterSpec::build)
+    }
+
+    /// Evaluates the case on a fresh instance with its cluster, which then holds the calls made.
+    pub fn evaluate(&self, host: &PolicyHost) -> Result<(Value, Evaluation, Arc<Cluster>), Error> {
+        let request = self.request()?;
+        let cluster = Arc::new(self.cluster()?);
+        let evaluation =
+            host.evaluate_with_cluster(&request, &self.settings, Arc::clone(&cluster))?;
+        Ok((request, evaluation, cluster))
+    }
+
     /// Runs the case on a fresh instance; the differences from `expect`, or nothing.
     pub fn run(&self, host: &PolicyHost) -> Result<(), Error> {
-        let request = self.request()?;
-        let problems = self
-            .expect
-            .check(&request, &host.evaluate(&request, &self.settings)?);
+        let (request, evaluation, cluster) = self.evaluate(host)?;
+        let mut problems = self.expect.check(&request, &evaluation);
+        problems.extend(self.expect.check_calls(&cluster.calls()));
         if problems.is_empty() {
             Ok(())
         } else {
@@ -214,6 +438,31 @@ fn kind_of(object: &Value) -> Value {
 }
 
 impl Expect {
+    /// The recorded calls against `calls`: the same number, each with the listed fields.
+    pub fn check_calls(&self, calls: &[Call]) -> Vec<String> {
+        let mut problems = Vec::new();
+        for (i, (want, got)) in self.calls.iter().zip(calls).enumerate() {
+            problems.extend(
+                want.check(got)
+                    .into_iter()
+                    .map(|p| format!("calls[{i}] {}: {p}", want.operation)),
+            );
+        }
+        if calls.len() != self.calls.len() {
+            let made: Vec<String> = calls
+                .iter()
+                .map(|c| format!("{} {}", c.operation, c.request))
+                .collect();
+            problems.push(format!(
+                "calls: want {}, got {}{}",
+                self.calls.len(),
+                calls.len(),
+                made.iter().map(|m| format!("\n  {m}")).collect::<String>()
+            ));
+        }
+        problems
+    }
+
     pub fn check(&self, request: &Value, evaluation: &Evaluation) -> Vec<String> {
         let mut problems = Vec::new();
         let answer = match (evaluation, &self.settings_refused) {

@@ -1,9 +1,12 @@
 //! Loading the module and calling its waPC functions.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use wapc::{WapcHost, WasiParams};
 use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
+
+use crate::cluster::Cluster;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -47,6 +50,21 @@ impl PolicyHost {
                         .into(),
                 )
             })),
+        )?;
+        Ok(Instance { host })
+    }
+
+    /// A fresh instance whose context-aware calls (`kubewarden`/`kubernetes`/...) `cluster`
+    /// answers and records; the log call is answered too.
+    pub fn instance_with_cluster(&self, cluster: Arc<Cluster>) -> Result<Instance, Error> {
+        let engine = self.pre.rehydrate(None)?;
+        let host = WapcHost::new(
+            Box::new(engine),
+            Some(Box::new(
+                move |_id, binding, namespace, operation, payload| {
+                    Ok(cluster.host_call(binding, namespace, operation, payload)?)
+                },
+            )),
         )?;
         Ok(Instance { host })
     }

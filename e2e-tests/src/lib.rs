@@ -4,9 +4,11 @@
 
 pub mod admission;
 pub mod cases;
+pub mod cluster;
 pub mod host;
 
 pub use admission::{AdmissionResponse, Evaluation};
+pub use cluster::{Call, Cluster, FailRule};
 pub use host::{Instance, PolicyHost};
 
 /// The workspace root (where `make policy.wasm` puts the module and the fixtures live).
