@@ -8,6 +8,15 @@ SETTINGS ?=
 SOURCES := Cargo.toml Cargo.lock $(shell find src -name '*.rs')
 
 .PHONY: setup run test unit-tests e2e-tests e2e-tests-kwctl fmt fmt-check lint bench clean
+.PHONY: setup-registry tools-tests wasm-tests push pull artifacthub-pkg.yml
+
+# Shipping (README "Install", "Release"): OCI=registry://HOST/REPO:TAG, OUT=FILE,
+# INSECURE="HOST:PORT ..." (registries reached over plain HTTP).
+OCI ?=
+OUT ?=
+INSECURE ?=
+POLICY_TOOL = $(CARGO) run -q -p policy-tools --bin
+INSECURE_FLAGS = $(foreach registry,$(INSECURE),--insecure $(registry))
 
 # What a fresh machine lacks: the wasm target (Debian packages are installed where a target needs them).
 setup:
@@ -18,9 +27,30 @@ policy.wasm: $(SOURCES) | setup
 	cp $(WASM) policy.wasm
 	@echo "policy.wasm: $$(stat -c %s policy.wasm) bytes"
 
-# Needs kwctl (https://docs.kubewarden.io): embeds policy-metadata.yml and the README.
-annotated-policy.wasm: policy.wasm policy-metadata.yml README.md
-	kwctl annotate -m policy-metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
+# Embeds policy-metadata.yml and the README (section io.kubewarden.metadata): kwctl when it is on
+# PATH, else tools/ (same metadata, but kwctl adds its io.kubewarden.kwctl version).
+annotated-policy.wasm: policy.wasm policy-metadata.yml README.md Cargo.toml
+	@if command -v kwctl >/dev/null; then \
+		kwctl annotate -m policy-metadata.yml -u README.md -o $@ policy.wasm; \
+	else \
+		$(POLICY_TOOL) annotate -- -m policy-metadata.yml -u README.md -o $@ policy.wasm; \
+	fi
+
+# Pushes annotated-policy.wasm and prints the immutable reference (REPO@sha256:...).
+push: annotated-policy.wasm
+	@test -n "$(OCI)" || { echo "usage: make push OCI=registry://HOST/REPO:TAG [INSECURE=HOST:PORT]" >&2; exit 2; }
+	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) push annotated-policy.wasm $(OCI)
+
+# Writes the module of OCI (a tag or @sha256:... digest) to OUT.
+pull:
+	@test -n "$(OCI)" -a -n "$(OUT)" || { echo "usage: make pull OCI=registry://HOST/REPO:TAG|@sha256:... OUT=FILE [INSECURE=HOST:PORT]" >&2; exit 2; }
+	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) pull -o $(OUT) $(OCI)
+
+# Regenerated from the metadata, questions-ui.yml and the version (createdAt kept while the
+# version is unchanged); committed, and checked by `make test`.
+artifacthub-pkg.yml:
+	$(POLICY_TOOL) artifacthub -- -m policy-metadata.yml -q questions-ui.yml --keep-created-at $@ -o $@.tmp
+	mv $@.tmp $@
 
 # Evaluates REQUEST (AdmissionRequest or AdmissionReview, JSON or YAML; default: a bundled
 # sample) with optional SETTINGS on the built module, like `kwctl run`.
@@ -35,7 +65,7 @@ fmt-check:
 
 lint: setup
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p e2e-tests --all-targets --features bench -- -D warnings
+	$(CARGO) clippy -p e2e-tests -p policy-tools --all-targets --features e2e-tests/bench -- -D warnings
 	$(CARGO) clippy --target $(TARGET) -p vm-maintenance-strategy -- -D warnings
 
 unit-tests:
@@ -52,7 +82,24 @@ e2e-tests-kwctl:
 		echo "e2e-tests-kwctl: skipped, it needs kwctl, bats and jq on PATH (the wasm e2e suite runs in 'make test')"; \
 	fi
 
-test: setup fmt-check unit-tests e2e-tests lint
+# The registry the OCI round trip pushes to: Debian's docker-registry (CNCF distribution).
+setup-registry:
+	@command -v docker-registry >/dev/null || { \
+		echo "installing docker-registry (the OCI round-trip test needs it)"; \
+		sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends docker-registry; }
+
+# Annotation, metadata, artifacthub-pkg.yml, questions-ui.yml, examples, registry round trip.
+tools-tests: policy.wasm setup-registry
+	$(CARGO) test -p policy-tools
+
+# e2e-tests and tools-tests in one cargo run: built apart, the two crates would resolve different
+# features for crates wasmtime shares with the OCI client (smallvec, tokio, ...) and build
+# wasmtime twice.
+wasm-tests: policy.wasm setup-registry
+	$(CARGO) test -p e2e-tests -p policy-tools
+
+test: setup setup-registry fmt-check unit-tests wasm-tests lint
 
 # Time per evaluation on the wasm module (fresh instance per request, as policy-server does).
 bench: policy.wasm

@@ -1,0 +1,14 @@
+//! Shipping the policy the Kubewarden way without kwctl: the metadata section (`annotate`),
+//! OCI push and pull (`oci`), and the Artifact Hub package file (`artifacthub`). The binaries
+//! in `src/bin/` are thin command lines over these modules; the tests call them directly.
+
+pub mod annotate;
+pub mod artifacthub;
+pub mod metadata;
+pub mod oci;
+pub mod project;
+pub mod wasm;
+
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+pub use e2e_tests::workspace_dir;

@@ -1,0 +1,271 @@
+//! A real registry: Debian's docker-registry (CNCF distribution) on a free loopback port with a
+//! temporary storage directory. The annotated module is pushed, pulled back by tag and by digest,
+//! its manifest checked, and the pulled module evaluated with the e2e host.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use e2e_tests::{Evaluation, PolicyHost};
+use oci_client::client::{Config, ImageLayer};
+use oci_client::manifest::{OciImageManifest, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
+use policy_tools::oci::{self, Registry};
+use policy_tools::{Error, metadata as m, project};
+use serde_json::{Value, json};
+
+/// A running docker-registry; killed when dropped (also when a test panics).
+struct LocalRegistry {
+    child: Child,
+    addr: String,
+    _storage: tempfile::TempDir,
+}
+
+fn registry_binary() -> Result<PathBuf, Error> {
+    if let Some(path) = std::env::var_os("DOCKER_REGISTRY") {
+        return Ok(path.into());
+    }
+    let found = std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("docker-registry"))
+        .find(|p| p.is_file());
+    found.ok_or_else(|| {
+        "docker-registry is not installed: the registry tests need it (Debian package \
+         docker-registry: `apt-get install -y docker-registry`, which `make setup` and .ci/run do)"
+            .into()
+    })
+}
+
+impl LocalRegistry {
+    fn start() -> Result<LocalRegistry, Error> {
+        let binary = registry_binary()?;
+        let storage = tempfile::tempdir()?;
+        // A free port: bind, read it, release it for the registry.
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let addr = format!("127.0.0.1:{port}");
+        let config = storage.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+                storage.path().join("data").display()
+            ),
+        )?;
+        let child = Command::new(&binary)
+            .arg("serve")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("{}: {e}", binary.display()))?;
+        let mut registry = LocalRegistry {
+            child,
+            addr,
+            _storage: storage,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(&registry.addr).is_err() {
+            if let Some(status) = registry.child.try_wait()? {
+                return Err(format!("docker-registry exited at start-up: {status}").into());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "docker-registry did not listen on {} in 20 s",
+                    registry.addr
+                )
+                .into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(registry)
+    }
+
+    fn reference(&self, repo_and_tag: &str) -> Result<oci_client::Reference, Error> {
+        oci::parse_reference(&format!("registry://{}/{repo_and_tag}", self.addr))
+    }
+
+    fn client(&self) -> Registry {
+        Registry::new(std::slice::from_ref(&self.addr))
+    }
+}
+
+impl Drop for LocalRegistry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn vm_create(fixture: &str) -> Result<Value, Error> {
+    let object: Value =
+        serde_yaml::from_str(&project::read_text(&format!("fixtures/{fixture}.yaml"))?)?;
+    Ok(json!({
+        "uid": "registry-round-trip",
+        "kind": {"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"},
+        "resource": {"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"},
+        "name": object["metadata"]["name"],
+        "namespace": object["metadata"]["namespace"],
+        "operation": "CREATE",
+        "userInfo": {"username": "e2e"},
+        "object": object,
+    }))
+}
+
+#[test]
+fn push_pull_by_tag_and_digest_then_evaluate() -> Result<(), Error> {
+    let annotated = project::annotated()?;
+    let module = annotated.module;
+    let registry = LocalRegistry::start()?;
+    let client = registry.client();
+    let version = project::cargo_version()?;
+    let tagged = registry.reference(&format!("policies/vm-maintenance-strategy:v{version}"))?;
+
+    let started = Instant::now();
+    let pushed = client.push(&module, &tagged)?;
+    let by_tag = client.pull(&tagged)?;
+    let by_digest_ref = oci::parse_reference(&format!("registry://{}", pushed.immutable_ref))?;
+    let by_digest = client.pull(&by_digest_ref)?;
+    let elapsed = started.elapsed();
+    eprintln!(
+        "registry round trip (push + 2 pulls, {} bytes): {elapsed:?}",
+        module.len()
+    );
+
+    // The immutable reference, as kwctl prints it.
+    let prefix = format!("{}/policies/vm-maintenance-strategy@sha256:", registry.addr);
+    assert!(
+        pushed.immutable_ref.starts_with(&prefix),
+        "{}",
+        pushed.immutable_ref
+    );
+    assert_eq!(pushed.immutable_ref.len(), prefix.len() + 64);
+    assert_eq!(pushed.manifest_digest, by_tag.manifest_digest);
+    assert_eq!(pushed.manifest_digest, by_digest.manifest_digest);
+
+    // Bytes.
+    assert!(by_tag.module == module, "pulled by tag: other bytes");
+    assert!(by_digest.module == module, "pulled by digest: other bytes");
+
+    // The manifest, raw as stored: OCI image manifest, wasm config `{}`, one wasm layer.
+    let (raw, digest) = client.manifest_raw(&tagged)?;
+    assert_eq!(digest, pushed.manifest_digest);
+    assert_eq!(
+        oci::sha256_digest(&raw),
+        pushed.manifest_digest,
+        "digest of the stored bytes"
+    );
+    let manifest: Value = serde_json::from_slice(&raw)?;
+    assert_eq!(manifest["schemaVersion"], 2);
+    // Like kwctl's (oci-client's `OciImageManifest::build`), the manifest names no mediaType: it
+    // is pushed and served as `application/vnd.oci.image.manifest.v1+json`, the only type asked.
+    assert!(manifest.get("mediaType").is_none(), "{manifest}");
+    assert_eq!(manifest["config"]["mediaType"], WASM_CONFIG_MEDIA_TYPE);
+    assert_eq!(manifest["config"]["size"], 2);
+    assert_eq!(manifest["config"]["digest"], oci::sha256_digest(b"{}"));
+    let config_digest = manifest["config"]["digest"]
+        .as_str()
+        .ok_or("config digest")?;
+    assert_eq!(client.blob(&tagged, config_digest)?, b"{}");
+    let layers = manifest["layers"].as_array().ok_or("layers")?;
+    assert_eq!(layers.len(), 1);
+    assert_eq!(layers[0]["mediaType"], WASM_LAYER_MEDIA_TYPE);
+    assert_eq!(layers[0]["size"], module.len());
+    assert_eq!(layers[0]["digest"], oci::sha256_digest(&module));
+    assert!(
+        layers[0].get("annotations").is_none(),
+        "the layer carries no annotations"
+    );
+
+    // Annotations: the single-line metadata annotations, plus the OCI source.
+    let annotations: std::collections::BTreeMap<String, String> =
+        serde_json::from_value(manifest["annotations"].clone())?;
+    let file = project::metadata_file()?;
+    let mut want = file.annotations.clone();
+    want.insert(
+        oci::ORG_OPENCONTAINERS_IMAGE_SOURCE.to_owned(),
+        file.annotation(m::SOURCE).ok_or("source")?.to_owned(),
+    );
+    assert_eq!(annotations, want);
+    assert!(
+        !annotations.contains_key(m::USAGE),
+        "multi-line usage is left out"
+    );
+    assert_eq!(by_tag.manifest.annotations, Some(want));
+
+    // The pulled module is a working policy with its metadata.
+    let metadata =
+        policy_tools::annotate::read_metadata(&by_digest.module)?.ok_or("no metadata")?;
+    assert_eq!(metadata.protocol_version, "v1");
+    let host = PolicyHost::from_bytes(&by_digest.module)?;
+    // The cluster default is given, so no rule needs to read the KubeVirt CR.
+    let settings = json!({"evictionStrategy": {"clusterDefault": "LiveMigrateIfPossible"}});
+    let answer = match host.evaluate(&vm_create("legacy-01-unlabelled")?, &settings)? {
+        Evaluation::Answered(answer) => answer,
+        Evaluation::SettingsRefused(m) => return Err(m.into()),
+    };
+    assert!(answer.response.allowed);
+    assert_eq!(answer.response.patch_type.as_deref(), Some("JSONPatch"));
+    assert_eq!(
+        answer.object["metadata"]["labels"]["harvesterhci.io/maintain-mode-strategy"],
+        "Migrate"
+    );
+    Ok(())
+}
+
+#[test]
+fn pull_refuses_an_artifact_that_is_not_a_policy() -> Result<(), Error> {
+    let registry = LocalRegistry::start()?;
+    let client = registry.client();
+    let reference = registry.reference("other/tarball:v1")?;
+    let layers = vec![ImageLayer::new(
+        b"not wasm".to_vec(),
+        "application/vnd.oci.image.layer.v1.tar+gzip".to_owned(),
+        None,
+    )];
+    let config = Config {
+        data: b"{}".to_vec().into(),
+        media_type: WASM_CONFIG_MEDIA_TYPE.to_owned(),
+        annotations: None,
+    };
+    let manifest = OciImageManifest::build(&layers, &config, None);
+    client.push_artifact(&reference, &layers, config, manifest)?;
+    let error = client
+        .pull(&reference)
+        .err()
+        .ok_or("a tarball was pulled as a policy")?
+        .to_string();
+    assert!(
+        error.contains("is not a Kubewarden policy: layer media type application/vnd.oci.image.layer.v1.tar+gzip"),
+        "{error}"
+    );
+    Ok(())
+}
+
+#[test]
+fn push_refuses_an_unannotated_module() -> Result<(), Error> {
+    let registry = LocalRegistry::start()?;
+    let error = registry
+        .client()
+        .push(&project::module()?, &registry.reference("policies/raw:v1")?)
+        .err()
+        .ok_or("an unannotated module was pushed")?
+        .to_string();
+    assert!(error.contains("the module is not annotated"), "{error}");
+    Ok(())
+}
+
+/// Plain HTTP only for the registries named as insecure: without the name, HTTPS is tried and fails.
+#[test]
+fn plain_http_only_when_named_insecure() -> Result<(), Error> {
+    let registry = LocalRegistry::start()?;
+    let annotated = project::annotated()?;
+    let error = Registry::new(&[])
+        .push(&annotated.module, &registry.reference("policies/x:v1")?)
+        .err()
+        .ok_or("pushed over HTTPS to a plain-HTTP registry")?
+        .to_string();
+    assert!(error.contains("INSECURE=HOST:PORT"), "{error}");
+    Ok(())
+}
