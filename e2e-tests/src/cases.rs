@@ -558,3 +558,177 @@ impl Expect {
 fn op_path(op: &json_patch::PatchOperation) -> String {
     json!(op)["path"].as_str().unwrap_or_default().to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(yaml: &str) -> Result<Vec<Case>, String> {
+        serde_yaml::from_str(yaml).map_err(|e| e.to_string())
+    }
+
+    const HEAD: &str = "- name: x\n  fixture: web-01-migratable\n";
+
+    #[test]
+    fn schema_errors_are_reported_clearly() {
+        let table = [
+            ("  old: {}\n  expect: {}\n", "an empty source"),
+            ("  old: {patch: []}\n  expect: {}\n", "an empty source"),
+            (
+                "  old: other\n  expect: {}\n",
+                "invalid value: string \"other\", expected `same`",
+            ),
+            (
+                "  old: {fixture: a, object: {}}\n  expect: {}\n",
+                "a fixture or an object, not both",
+            ),
+            (
+                "  old: {fixtures: a}\n  expect: {}\n",
+                "unknown field `fixtures`",
+            ),
+            (
+                "  cluster: {objects: [{}]}\n  expect: {}\n",
+                "an empty source",
+            ),
+            (
+                "  cluster: {denyall: true}\n  expect: {}\n",
+                "unknown field `denyall`",
+            ),
+            (
+                "  cluster: {fail: [{kind: KubeVirt}]}\n  expect: {}\n",
+                "missing field `operation`",
+            ),
+            (
+                "  cluster: {fail: [{operation: get_resource, labelSelector: a}]}\n  expect: {}\n",
+                "unknown field `labelSelector`",
+            ),
+            (
+                "  expect:\n    calls:\n    - {operation: get_resource, api_version: v1}\n",
+                "unknown field `api_version`",
+            ),
+            (
+                "  expect:\n    calls:\n    - {kind: KubeVirt}\n",
+                "missing field `operation`",
+            ),
+        ];
+        for (tail, want) in table {
+            let got = parse(&format!("{HEAD}{tail}"));
+            match got {
+                Ok(_) => panic!("accepted: {tail}"),
+                Err(e) => {
+                    assert!(e.contains(want), "{tail}: want {want:?} in {e:?}");
+                    assert!(e.contains("line "), "{tail}: no position in {e:?}");
+                }
+            }
+        }
+        let ok = [
+            "  old: same\n  expect: {}\n",
+            "  old: {patch: [{op: remove, path: /metadata/labels}]}\n  expect: {}\n",
+            "  old: {fixture: web-01-migratable}\n  expect: {}\n",
+        ];
+        for tail in ok {
+            assert!(parse(&format!("{HEAD}{tail}")).is_ok(), "{tail}");
+        }
+    }
+
+    const WITH_CLUSTER: &str = r#"
+- name: cluster and calls
+  fixture: web-01-migratable
+  cluster:
+    objects:
+    - fixture: kubevirt-cr.yaml
+      patch: [{op: replace, path: /spec/configuration/evictionStrategy, value: LiveMigrate}]
+    - object: {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data, namespace: team-a}}
+    fail:
+    - {operation: get_resource, kind: PersistentVolumeClaim, name: broken, message: timeout}
+  expect:
+    calls:
+    - {operation: list_resources_all, apiVersion: kubevirt.io/v1, kind: KubeVirt, labelSelector: null}
+    - {operation: get_resource, apiVersion: v1, kind: PersistentVolumeClaim, name: data, namespace: team-a}
+"#;
+
+    fn recorded(operation: &str, request: Value) -> Call {
+        Call {
+            operation: operation.to_owned(),
+            request,
+        }
+    }
+
+    #[test]
+    fn cluster_and_calls() {
+        let cases = parse(WITH_CLUSTER).unwrap_or_else(|e| panic!("{e}"));
+        let case = &cases[0];
+        let cluster = case.cluster().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cluster.objects().len(), 2);
+        assert_eq!(
+            cluster.objects()[0].pointer("/spec/configuration/evictionStrategy"),
+            Some(&json!("LiveMigrate"))
+        );
+        let list = recorded(
+            "list_resources_all",
+            json!({"api_version": "kubevirt.io/v1", "kind": "KubeVirt", "label_selector": null,
+                   "field_selector": null, "field_masks": null}),
+        );
+        let get = |name: &str, namespace: Value| {
+            recorded(
+                "get_resource",
+                json!({"api_version": "v1", "kind": "PersistentVolumeClaim", "name": name,
+                       "namespace": namespace, "disable_cache": false, "field_masks": null}),
+            )
+        };
+        let expect = &case.expect;
+        assert_eq!(
+            expect.check_calls(&[list.clone(), get("data", json!("team-a"))]),
+            Vec::<String>::new()
+        );
+        let table: Vec<(Vec<Call>, Vec<&str>)> = vec![
+            (
+                vec![list.clone()],
+                vec!["calls: want 2, got 1\n  list_resources_all {"],
+            ),
+            (
+                vec![get("data", json!("team-a")), list.clone()],
+                vec![
+                    "calls[0] list_resources_all: operation: want list_resources_all, got get_resource",
+                    "calls[0] list_resources_all: api_version: want \"kubevirt.io/v1\", got \"v1\"",
+                    "calls[1] get_resource: operation: want get_resource, got list_resources_all",
+                ],
+            ),
+            (
+                vec![list.clone(), get("data", Value::Null)],
+                vec!["calls[1] get_resource: namespace: want \"team-a\", got null"],
+            ),
+            (
+                vec![list.clone(), get("data", json!("team-a")), list.clone()],
+                vec!["calls: want 2, got 3"],
+            ),
+        ];
+        for (calls, wants) in table {
+            let problems = expect.check_calls(&calls);
+            for want in &wants {
+                assert!(
+                    problems.iter().any(|p| p.starts_with(want)),
+                    "want {want:?} in {problems:#?}"
+                );
+            }
+        }
+        // Omitted `calls`: none may be made. `null` is a value to compare.
+        let none = Expect::default();
+        assert_eq!(none.check_calls(&[]), Vec::<String>::new());
+        assert_eq!(none.check_calls(&[list.clone()]).len(), 1);
+        let want_null: ExpectedCall =
+            serde_yaml::from_str("{operation: get_resource, namespace: null, request: {extra: 1}}")
+                .unwrap_or_else(|e| panic!("{e}"));
+        let mut call = get("data", Value::Null);
+        assert_eq!(want_null.check(&call), vec!["extra: want 1, got null"]);
+        call.request["extra"] = json!(1);
+        assert_eq!(want_null.check(&call), Vec::<String>::new());
+        assert_eq!(
+            want_null.check(&get("data", json!("team-a"))),
+            vec![
+                "namespace: want null, got \"team-a\"",
+                "extra: want 1, got null"
+            ]
+        );
+    }
+}
