@@ -1,0 +1,229 @@
+//! Reading cluster dumps: `kubectl get vm,kubevirt,pvc -A -o json` (a `List` of mixed kinds), a
+//! single object, several JSON documents in a row, or YAML (one or more documents). Errors name
+//! the file and, for a syntax error, the line and column.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The objects of all files that the preview reads; every other kind is ignored.
+#[derive(Debug, Default)]
+pub struct Dump {
+    /// VirtualMachines in reading order, one per namespace/name (the last one read wins).
+    pub vms: Vec<Value>,
+    /// `kubevirt.io` KubeVirt CRs.
+    pub kubevirts: Vec<Value>,
+    /// `v1` PersistentVolumeClaims.
+    pub pvcs: Vec<Value>,
+    /// What was odd but not fatal (a duplicate VM, a List item that is not an object).
+    pub notes: Vec<String>,
+}
+
+impl Dump {
+    /// Reads every file; the first unreadable or unparseable one is the error.
+    pub fn read(paths: &[impl AsRef<Path>]) -> Result<Dump, String> {
+        let mut dump = Dump::default();
+        let mut seen: BTreeMap<(String, String), (usize, String)> = BTreeMap::new();
+        for path in paths {
+            let path = path.as_ref();
+            let shown = path.display().to_string();
+            for (i, object) in objects(&read_documents(path)?).into_iter().enumerate() {
+                let Some(object) = object else {
+                    dump.notes
+                        .push(format!("{shown}: item {i} is not an object, ignored"));
+                    continue;
+                };
+                match classify(object) {
+                    Some(Kind::VirtualMachine) => {
+                        let key = (
+                            text(object.pointer("/metadata/namespace")),
+                            text(object.pointer("/metadata/name")),
+                        );
+                        match seen.get(&key) {
+                            Some((at, first)) if !key.1.is_empty() => {
+                                dump.notes.push(format!(
+                                    "{}/{}: read again from {shown} (first in {first}); the last one is used",
+                                    key.0, key.1
+                                ));
+                                dump.vms[*at] = object.clone();
+                            }
+                            _ => {
+                                seen.insert(key, (dump.vms.len(), shown.clone()));
+                                dump.vms.push(object.clone());
+                            }
+                        }
+                    }
+                    Some(Kind::KubeVirt) => dump.kubevirts.push(object.clone()),
+                    Some(Kind::PersistentVolumeClaim) => dump.pvcs.push(object.clone()),
+                    None => {}
+                }
+            }
+        }
+        if dump.kubevirts.len() > 1 {
+            dump.notes.push(format!(
+                "{} KubeVirt CRs read; KubeVirt honours one: the first is used",
+                dump.kubevirts.len()
+            ));
+        }
+        Ok(dump)
+    }
+}
+
+enum Kind {
+    VirtualMachine,
+    KubeVirt,
+    PersistentVolumeClaim,
+}
+
+fn classify(object: &Value) -> Option<Kind> {
+    let api_version = object.get("apiVersion")?.as_str()?;
+    let kubevirt = api_version.starts_with("kubevirt.io/");
+    match object.get("kind")?.as_str()? {
+        "VirtualMachine" if kubevirt => Some(Kind::VirtualMachine),
+        "KubeVirt" if kubevirt => Some(Kind::KubeVirt),
+        "PersistentVolumeClaim" if api_version == "v1" => Some(Kind::PersistentVolumeClaim),
+        _ => None,
+    }
+}
+
+/// A string field, or `""`.
+fn text(value: Option<&Value>) -> String {
+    value.and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+/// The objects of the documents: a `List`'s (or bare array's) items, or the document itself.
+/// `None` for an item that is not an object.
+fn objects(documents: &[Value]) -> Vec<Option<&Value>> {
+    let mut found = Vec::new();
+    for document in documents {
+        let items = match document {
+            Value::Array(items) => Some(items),
+            Value::Object(map) => map.get("items").and_then(Value::as_array),
+            _ => None,
+        };
+        match items {
+            Some(items) => found.extend(items.iter().map(|i| i.is_object().then_some(i))),
+            None => found.push(Some(document)),
+        }
+    }
+    found
+}
+
+/// The documents of one file, JSON when it starts with `{` or `[`, YAML otherwise. Empty YAML
+/// documents are skipped; a file without any document, or one that is not an object, list or
+/// array, is an error.
+pub fn read_documents(path: &Path) -> Result<Vec<Value>, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    let documents = parse(&text).map_err(|e| format!("{shown}:{e}"))?;
+    if documents.is_empty() {
+        return Err(format!("{shown}: no object in the file (it is empty)"));
+    }
+    for (i, document) in documents.iter().enumerate() {
+        if !document.is_object() && !document.is_array() {
+            return Err(format!(
+                "{shown}: document {}: expected a Kubernetes object or List, got {}",
+                i + 1,
+                type_name(document)
+            ));
+        }
+    }
+    Ok(documents)
+}
+
+/// The documents, or `LINE:COLUMN: message` (1-based; ` message` when the parser gives no
+/// position), to be shown after `FILE:`.
+fn parse(text: &str) -> Result<Vec<Value>, String> {
+    let json = text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with(['{', '[']);
+    if json {
+        serde_json::Deserializer::from_str(text)
+            .into_iter::<Value>()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                let message = strip_position(&e.to_string(), e.line(), e.column());
+                format!("{}:{}: {message}", e.line(), e.column())
+            })
+    } else {
+        let mut documents = Vec::new();
+        for document in serde_yaml::Deserializer::from_str(text) {
+            match Value::deserialize(document) {
+                Ok(Value::Null) => {}
+                Ok(value) => documents.push(value),
+                Err(e) => {
+                    return Err(match e.location() {
+                        Some(at) => {
+                            let message = strip_position(&e.to_string(), at.line(), at.column());
+                            format!("{}:{}: {message}", at.line(), at.column())
+                        }
+                        None => format!(" {e}"),
+                    });
+                }
+            }
+        }
+        Ok(documents)
+    }
+}
+
+/// serde_json and serde_yaml end their messages with ` at line L column C`; the position is
+/// shown in front instead.
+fn strip_position(message: &str, line: usize, column: usize) -> String {
+    let suffix = format!(" at line {line} column {column}");
+    message.strip_suffix(&suffix).unwrap_or(message).to_owned()
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_errors_carry_the_position() {
+        let cases = [
+            ("{\"items\": [\n  {\"a\": 1,}\n]}", "2:11: trailing comma"),
+            ("{\"items\": [", "1:11: EOF while parsing a list"),
+            (
+                "items:\n  - a: 1\n   b: 2\n",
+                "3:5: mapping values are not allowed in this context",
+            ),
+            ("a: [1, 2\n", "2:1: did not find expected ',' or ']'"),
+        ];
+        for (text, want) in cases {
+            let got = parse(text).err().unwrap_or_default();
+            assert!(got.starts_with(want), "{text:?}: {got}");
+        }
+    }
+
+    #[test]
+    fn documents_and_lists() {
+        let cases: [(&str, usize); 6] = [
+            (
+                "{\"kind\": \"List\", \"items\": [{\"a\": 1}, 2, {\"b\": 3}]}",
+                3,
+            ),
+            ("{\"a\": 1} {\"b\": 2}", 2),
+            ("[{\"a\": 1}]", 1),
+            ("a: 1\n---\n---\nb: 2\n", 2),
+            ("kind: List\nitems: []\n", 0),
+            ("{\"kind\": \"VirtualMachine\"}", 1),
+        ];
+        for (text, want) in cases {
+            let documents = parse(text).unwrap_or_default();
+            assert_eq!(objects(&documents).len(), want, "{text}");
+        }
+    }
+}
