@@ -715,7 +715,7 @@ mod tests {
         // Omitted `calls`: none may be made. `null` is a value to compare.
         let none = Expect::default();
         assert_eq!(none.check_calls(&[]), Vec::<String>::new());
-        assert_eq!(none.check_calls(&[list.clone()]).len(), 1);
+        assert_eq!(none.check_calls(std::slice::from_ref(&list)).len(), 1);
         let want_null: ExpectedCall =
             serde_yaml::from_str("{operation: get_resource, namespace: null, request: {extra: 1}}")
                 .unwrap_or_else(|e| panic!("{e}"));
