@@ -1,17 +1,37 @@
 #!/usr/bin/env bats
 # The data-driven e2e cases (e2e-tests/cases/*.yaml) through kwctl, the way Kubewarden policies are
-# usually tested. Run with `make e2e-tests-kwctl` (needs kwctl, bats and jq). The cases are
-# exported by the evaluate tool, so this file and the wasm suite read the same data.
+# usually tested. Run with `make e2e-tests-kwctl` (needs kwctl >= 1.35, bats and jq). The cases are
+# exported by the evaluate tool, so this file and the wasm suite read the same data; a case with a
+# `cluster:` runs with `--allow-context-aware --replay-host-capabilities-interactions` on the
+# session of the calls it made on the e2e host (a `denyAll` cluster: a grant without any
+# kubernetes capability), so kwctl answers exactly what the e2e host answered.
 
 setup_file() {
   export CASES="$BATS_FILE_TMPDIR/cases"
   cargo run -q -p e2e-tests --bin evaluate -- --export-cases "$CASES"
 }
 
+# `kwctl inspect -o yaml` prints the embedded metadata as serde_yaml writes it (no JSON output).
+has_line() {
+  grep -Eqx "[[:space:]]*(- )?$1" <<<"$output" || { echo "missing in kwctl inspect: $1"; return 1; }
+}
+
 @test "protocol version and metadata are embedded" {
-  run kwctl inspect annotated-policy.wasm
+  run kwctl inspect -o yaml annotated-policy.wasm
   [ "$status" -eq 0 ]
-  [[ "$output" == *"vm-maintenance-strategy"* ]]
+  has_line "protocolVersion: '?v1'?"
+  has_line "mutating: true"
+  has_line "executionMode: kubewarden-wapc"
+  has_line "- virtualmachines"
+  has_line "- kubevirts"
+  has_line "- CREATE"
+  has_line "- UPDATE"
+  has_line "apiVersion: kubevirt.io/v1"
+  has_line "kind: KubeVirt"
+  has_line "kind: PersistentVolumeClaim"
+  has_line "- kubernetes/list_resources_all"
+  has_line "- kubernetes/get_resource"
+  has_line "io.kubewarden.policy.title: vm-maintenance-strategy"
 }
 
 @test "every e2e case gives the expected answer through kwctl run" {
@@ -20,8 +40,18 @@ setup_file() {
     name=$(cat "$dir/name.txt")
     expect="$dir/expect.json"
     refused=$(jq -r '.settingsRefused // empty' "$expect")
-    output=$(kwctl run --request-path "$dir/request.json" --settings-path "$dir/settings.json" \
-      annotated-policy.wasm 2>&1) && rc=0 || rc=$?
+    context=()
+    if [ -f "$dir/session.yml" ]; then
+      context=(--allow-context-aware --replay-host-capabilities-interactions "$dir/session.yml")
+    elif [ -f "$dir/deny-all" ]; then
+      context=(--allowed-host-capabilities net/v1/dns_lookup_host)
+    fi
+    output=$(kwctl run "${context[@]}" --request-path "$dir/request.json" \
+      --settings-path "$dir/settings.json" annotated-policy.wasm 2>&1) && rc=0 || rc=$?
+    if [[ "$output" == *"have not been replayed"* ]]; then
+      echo "FAIL $name: the policy made fewer calls than on the e2e host: $output"; failures=$((failures + 1))
+      continue
+    fi
     if [ -n "$refused" ]; then
       if [ "$rc" -eq 0 ] || [[ "$output" != *"$refused"* ]]; then
         echo "FAIL $name: want settings refused with: $refused; got: $output"; failures=$((failures + 1))

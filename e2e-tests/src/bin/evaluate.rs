@@ -2,7 +2,11 @@
 //!
 //! evaluate [REQUEST [SETTINGS]]   REQUEST: an AdmissionRequest or AdmissionReview, JSON or YAML
 //!                                 (default: examples/legacy-vm-create.json); SETTINGS: JSON or YAML.
-//! evaluate --export-cases DIR     writes every e2e case as request/settings/expect JSON (for bats).
+//! evaluate --export-cases DIR [CASES]
+//!                                 writes every e2e case as request/settings/expect JSON (for bats),
+//!                                 and for a case with `cluster:` the kwctl session replaying the
+//!                                 calls it makes on the built module (`session.yml`), or, when
+//!                                 the cluster denies every call, an empty `deny-all` marker.
 //!
 //! Prints the AdmissionReview response on stdout and the decoded patch on stderr.
 
@@ -56,13 +60,25 @@ fn evaluate(request_path: &Path, settings_path: Option<&Path>) -> Result<ExitCod
     }
 }
 
-fn export_cases(dir: &Path) -> Result<ExitCode, Error> {
-    for (i, (name, case)) in cases::load_all(&cases::cases_dir())?
-        .into_iter()
-        .enumerate()
-    {
+fn export_cases(dir: &Path, cases_dir: &Path) -> Result<ExitCode, Error> {
+    let all = cases::load_all(cases_dir)?;
+    // The sessions are what the cases' calls were on the built module.
+    let host = if all.iter().any(|(_, case)| case.cluster.is_some()) {
+        Some(PolicyHost::load(&default_module_path())?)
+    } else {
+        None
+    };
+    for (i, (name, case)) in all.into_iter().enumerate() {
         let case_dir = dir.join(format!("{i:03}"));
         std::fs::create_dir_all(&case_dir)?;
+        if let (Some(spec), Some(host)) = (&case.cluster, &host) {
+            if spec.deny_all {
+                std::fs::write(case_dir.join("deny-all"), "")?;
+            } else {
+                let (_, _, cluster) = case.evaluate(host).map_err(|e| format!("{name}: {e}"))?;
+                std::fs::write(case_dir.join("session.yml"), cluster.session_yaml()?)?;
+            }
+        }
         let expect = &case.expect;
         let files = [
             ("name.txt", Value::String(name)),
@@ -92,14 +108,21 @@ fn export_cases(dir: &Path) -> Result<ExitCode, Error> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.as_slice() {
-        [flag, dir] if flag == "--export-cases" => export_cases(Path::new(dir)),
+        [flag, dir] if flag == "--export-cases" => {
+            export_cases(Path::new(dir), &cases::cases_dir())
+        }
+        [flag, dir, cases] if flag == "--export-cases" => {
+            export_cases(Path::new(dir), Path::new(cases))
+        }
         [] => evaluate(
             &workspace_dir().join("examples/legacy-vm-create.json"),
             None,
         ),
         [request] => evaluate(Path::new(request), None),
         [request, settings] => evaluate(Path::new(request), Some(Path::new(settings))),
-        _ => Err("usage: evaluate [REQUEST [SETTINGS]] | evaluate --export-cases DIR".into()),
+        _ => {
+            Err("usage: evaluate [REQUEST [SETTINGS]] | evaluate --export-cases DIR [CASES]".into())
+        }
     };
     result.unwrap_or_else(|e| {
         eprintln!("error: {e}");
