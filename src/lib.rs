@@ -3,12 +3,14 @@
 //! rule with its ID, message and settings.
 //!
 //! The library surface is what the waPC wiring, the native tests and the tools use:
-//! [`policy::validate`], [`policy::validate_settings`], [`settings`], [`migratability`] and
+//! [`policy::validate`] (and [`policy::validate_with`] a [`cluster::Cluster`] of plain data),
+//! [`policy::validate_settings`], [`settings`], [`migratability`], [`eviction::assess`] and
 //! [`drain`] (what a drain does with a VM).
 
 mod allowed;
+pub mod cluster;
 pub mod drain;
-mod eviction;
+pub mod eviction;
 mod json;
 mod kubevirt;
 mod labels;

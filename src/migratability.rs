@@ -144,6 +144,46 @@ fn host_disks(vm: &Object, found: &mut Findings) {
     }
 }
 
+/// The claims the spec does not describe: each `persistentVolumeClaim.claimName` or `dataVolume`
+/// name (CDI names the PVC after its DataVolume) of `spec.template.spec.volumes`, in volume order,
+/// that is none of the VM's own `dataVolumeTemplates` or Harvester `volumeClaimTemplates`
+/// (those are read from the spec). Each name once.
+pub(crate) fn external_claims(vm: &Object) -> Vec<&str> {
+    let templated: Vec<Value> = vm::annotation(vm, VOLUME_CLAIM_TEMPLATES)
+        .and_then(Value::as_str)
+        .and_then(|raw| serde_json::from_str::<Vec<Value>>(raw).ok())
+        .unwrap_or_default();
+    let own = |name: &str| {
+        vm::data_volume_templates(vm)
+            .iter()
+            .chain(&templated)
+            .any(|t| t.pointer("/metadata/name").and_then(Value::as_str) == Some(name))
+    };
+    let mut claims: Vec<&str> = Vec::new();
+    for volume in vm::template_spec_items(vm, "volumes") {
+        let name = volume
+            .pointer("/persistentVolumeClaim/claimName")
+            .or_else(|| volume.pointer("/dataVolume/name"))
+            .and_then(Value::as_str);
+        if let Some(name) = name.filter(|n| !n.is_empty() && !own(n) && !claims.contains(n)) {
+            claims.push(name);
+        }
+    }
+    claims
+}
+
+/// A claim read from the cluster: a reason unless its access modes include `ReadWriteMany`.
+pub(crate) fn claim_reason(found: &mut Findings, name: &str, modes: &[String]) {
+    if modes.iter().any(|m| m == "ReadWriteMany") {
+        return;
+    }
+    let shown = match modes {
+        [] => "no access modes".to_owned(),
+        modes => modes.join(", "),
+    };
+    found.reasons.push(format!("volume {name} ({shown})"));
+}
+
 /// A claim whose access modes are known and lack `ReadWriteMany` cannot follow the VM. Without
 /// `accessModes` the storage profile decides, which the spec does not show.
 fn not_rwx(found: &mut Findings, name: Option<&Value>, modes: Option<&Value>) {

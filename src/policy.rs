@@ -1,10 +1,12 @@
 //! The pipeline (docs/rules.md): gate (G1–G5) → mutation (M) → validation (V, or K for the
 //! KubeVirt CR), answering Kubewarden's bytes. Every rule family offers the same two steps; the
-//! pipeline alone decides whether the object changed, by comparing the paths mutations own.
+//! pipeline alone decides whether the object changed, by comparing the paths mutations own, and
+//! adds the one warning about cluster lookups that failed.
 
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::Value;
 
+use crate::cluster::{Cluster, Host};
 use crate::json::{FieldError, Object, parse_object};
 use crate::request::{Operation, Payload, Request};
 use crate::response;
@@ -33,8 +35,13 @@ enum Target {
     KubeVirt,
 }
 
-/// The `validate` waPC function.
+/// The `validate` waPC function: the cluster is read through Kubewarden's host calls.
 pub fn validate(payload: &[u8]) -> Vec<u8> {
+    validate_with(payload, &Host)
+}
+
+/// `validate` with the cluster's answers from `cluster` (native tests and tools).
+pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
     let payload = match Payload::parse(payload) {
         Ok(payload) => payload,
         Err(message) => return response::bad_request(message),
@@ -54,7 +61,21 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
         Ok(None) => return response::reject("object: missing".to_owned(), UNPROCESSABLE),
         Err(why) => return response::reject(format!("object: {why}"), UNPROCESSABLE),
     };
-    let review = Review::new(operation, &settings, request.old_object);
+    let namespace = match request.namespace.as_deref() {
+        Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
+        _ => object
+            .get("metadata")
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    };
+    let review = Review::new(
+        operation,
+        &settings,
+        namespace.as_deref(),
+        cluster,
+        request.old_object,
+    );
     match target {
         Target::VirtualMachine => virtual_machine(object, &review),
         Target::KubeVirt => {
@@ -99,6 +120,7 @@ fn virtual_machine(mut vm: Object, review: &Review) -> Vec<u8> {
         .iter()
         .for_each(|step| step(&vm, review, &mut verdict));
     verdict.warnings.append(&mut done.warnings);
+    verdict.warnings.extend(review.cluster.warning());
     let changed = before.is_some_and(|before| before != vm::owned_values(&vm, key));
     response::respond(verdict, changed.then_some(Value::Object(vm)))
 }

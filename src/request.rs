@@ -23,6 +23,8 @@ pub(crate) struct Request<'a> {
     pub(crate) kind: Kind<'a>,
     #[serde(borrow)]
     pub(crate) operation: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) namespace: Option<Cow<'a, str>>,
     #[serde(borrow, alias = "subResource")]
     pub(crate) sub_resource: Option<Cow<'a, str>>,
     #[serde(borrow)]

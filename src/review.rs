@@ -1,11 +1,13 @@
 //! What every rule may ask about the request besides the new object: the operation, the settings,
-//! and the old object, which is parsed only when a rule first asks for it.
+//! the namespace, the old object (parsed only when a rule first asks for it) and the cluster
+//! (each lookup made only when a rule first asks for it).
 
 use std::cell::OnceCell;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::cluster::{Cluster, Lookups};
 use crate::json::{Object, parse_object};
 use crate::request::Operation;
 use crate::settings::Settings;
@@ -14,6 +16,9 @@ use crate::vm;
 pub(crate) struct Review<'a> {
     pub(crate) operation: Operation,
     pub(crate) settings: &'a Settings,
+    /// The request's namespace (the object's `metadata.namespace` when the request names none).
+    pub(crate) namespace: Option<&'a str>,
+    pub(crate) cluster: Lookups<'a>,
     old_raw: Option<&'a RawValue>,
     old: OnceCell<Option<Object>>,
 }
@@ -22,11 +27,15 @@ impl<'a> Review<'a> {
     pub(crate) fn new(
         operation: Operation,
         settings: &'a Settings,
+        namespace: Option<&'a str>,
+        cluster: &'a dyn Cluster,
         old_raw: Option<&'a RawValue>,
     ) -> Self {
         Review {
             operation,
             settings,
+            namespace: namespace.filter(|ns| !ns.is_empty()),
+            cluster: Lookups::new(cluster),
             old_raw,
             old: OnceCell::new(),
         }

@@ -28,6 +28,7 @@ pub struct Settings {
     pub template_mismatch: Mode,
     pub eviction_strategy: EvictionSettings,
     pub kubevirt: KubevirtSettings,
+    pub cluster_lookups: bool,
 }
 
 /// What V7 does with a VM that cannot live-migrate under `LiveMigrate`.
@@ -93,6 +94,7 @@ impl Default for Settings {
             template_mismatch: Mode::Reject,
             eviction_strategy: EvictionSettings::default(),
             kubevirt: KubevirtSettings::default(),
+            cluster_lookups: true,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Helpers shared by the native, table-driven tests: fixtures, requests, and a checked case runner.
 #![allow(dead_code)]
 
+use std::cell::RefCell;
+
 use serde_json::{Value, json};
 
 pub const K: &str = "harvesterhci.io/maintain-mode-strategy";
@@ -36,11 +38,61 @@ pub fn vm_request(operation: &str, object: Value, old: Option<Value>) -> Value {
     })
 }
 
-/// Evaluates natively through the crate's `rlib`: the same function the waPC export calls.
+/// Evaluates natively through the crate's `rlib`: the same function the waPC export calls, with
+/// an empty cluster (no KubeVirt CR, no claims).
 pub fn evaluate(request: Value, settings: Value) -> Value {
+    evaluate_with(request, settings, &TestCluster::default())
+}
+
+/// Evaluates with the cluster's answers from `cluster`.
+pub fn evaluate_with(request: Value, settings: Value, cluster: &TestCluster) -> Value {
     let payload = serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
-    let answer = vm_maintenance_strategy::policy::validate(&payload);
+    let answer = vm_maintenance_strategy::policy::validate_with(&payload, cluster);
     serde_json::from_slice(&answer).expect("the policy answers JSON")
+}
+
+/// A cluster of plain data that records the lookups made, as `kubevirt` and
+/// `claim NAMESPACE/NAME`.
+pub struct TestCluster {
+    /// The KubeVirt CR's eviction strategy (`Ok(None)`: no CR or none set), or why it fails.
+    pub kubevirt: Result<Option<String>, String>,
+    /// `(namespace, name, access modes)`; any other claim is not found.
+    pub claims: Vec<(&'static str, &'static str, Vec<&'static str>)>,
+    /// Every claim lookup fails with this.
+    pub claims_fail: Option<String>,
+    pub calls: RefCell<Vec<String>>,
+}
+
+impl Default for TestCluster {
+    fn default() -> Self {
+        TestCluster {
+            kubevirt: Ok(None),
+            claims: Vec::new(),
+            claims_fail: None,
+            calls: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+impl vm_maintenance_strategy::cluster::Cluster for TestCluster {
+    fn kubevirt_eviction_strategy(&self) -> Result<Option<String>, String> {
+        self.calls.borrow_mut().push("kubevirt".to_owned());
+        self.kubevirt.clone()
+    }
+
+    fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String> {
+        self.calls
+            .borrow_mut()
+            .push(format!("claim {namespace}/{name}"));
+        if let Some(why) = &self.claims_fail {
+            return Err(why.clone());
+        }
+        self.claims
+            .iter()
+            .find(|(ns, n, _)| *ns == namespace && *n == name)
+            .map(|(_, _, modes)| modes.iter().map(|m| (*m).to_owned()).collect())
+            .ok_or_else(|| format!("persistentvolumeclaims \"{name}\" not found"))
+    }
 }
 
 /// One row of a rule table.
@@ -53,6 +105,9 @@ pub struct Case {
     pub warnings: Vec<String>,
     /// `None`: no `mutated_object`; `Some`: values expected at JSON pointers of it.
     pub mutated: Option<Vec<(String, Value)>>,
+    pub cluster: TestCluster,
+    /// The lookups expected, in order (none unless a row says so).
+    pub calls: Vec<String>,
 }
 
 impl Case {
@@ -65,7 +120,17 @@ impl Case {
             message: None,
             warnings: Vec::new(),
             mutated: None,
+            cluster: TestCluster::default(),
+            calls: Vec::new(),
         }
+    }
+    pub fn cluster(mut self, cluster: TestCluster) -> Case {
+        self.cluster = cluster;
+        self
+    }
+    pub fn calls(mut self, calls: &[&str]) -> Case {
+        self.calls = calls.iter().map(|c| (*c).to_owned()).collect();
+        self
     }
     pub fn settings(mut self, settings: Value) -> Case {
         self.settings = settings;
@@ -89,8 +154,13 @@ impl Case {
 
     /// The differences between what the policy answered and what the row expects.
     pub fn check(&self) -> Vec<String> {
-        let answer = evaluate(self.request.clone(), self.settings.clone());
+        self.cluster.calls.borrow_mut().clear();
+        let answer = evaluate_with(self.request.clone(), self.settings.clone(), &self.cluster);
         let mut problems = Vec::new();
+        let calls = self.cluster.calls.borrow().clone();
+        if calls != self.calls {
+            problems.push(format!("calls: want {:?}, got {calls:?}", self.calls));
+        }
         if answer["accepted"] != json!(self.accepted) {
             problems.push(format!("accepted: want {}, got {answer}", self.accepted));
         }

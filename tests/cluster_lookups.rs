@@ -1,0 +1,234 @@
+//! Cluster lookups (docs/rules.md, "Cluster lookups"): the KubeVirt CR's eviction strategy and
+//! PVC access modes, with the cluster's answers as plain data. Every row also asserts the exact
+//! lookups made, so "no lookup when it cannot change the outcome" is tested too.
+
+mod common;
+
+use common::{Case, TestCluster, fixture, patched, run, vm_request};
+use serde_json::{Value, json};
+
+const FIELD: &str = "spec.template.spec.evictionStrategy";
+const GPU_REASONS: &str = "host device harvester-node-2-000081000, GPU vgpu-0";
+
+/// ml-train-01 (a host device and a GPU) without an eviction strategy of its own.
+fn gpu_vm() -> Value {
+    patched(
+        fixture("ml-train-01-gpu"),
+        &json!([{"op": "remove", "path": "/spec/template/spec/evictionStrategy"}]),
+    )
+}
+
+/// web-01 under its own LiveMigrate, its disk's claim made outside the VM (no Harvester
+/// `volumeClaimTemplates`): the claim `default/web-01-disk-0-k2x7q` must be read.
+fn external_claim_vm() -> Value {
+    patched(
+        fixture("web-01-migratable"),
+        &json!([
+            {"op": "replace", "path": "/spec/template/spec/evictionStrategy", "value": "LiveMigrate"},
+            {"op": "remove", "path": "/metadata/annotations/harvesterhci.io~1volumeClaimTemplates"},
+        ]),
+    )
+}
+
+fn cluster_strategy(strategy: &str) -> TestCluster {
+    TestCluster {
+        kubevirt: Ok(Some(strategy.to_owned())),
+        ..TestCluster::default()
+    }
+}
+
+fn claim(modes: Vec<&'static str>) -> TestCluster {
+    TestCluster {
+        claims: vec![("default", "web-01-disk-0-k2x7q", modes)],
+        ..TestCluster::default()
+    }
+}
+
+fn create(vm: Value) -> Value {
+    vm_request("CREATE", vm, None)
+}
+
+#[test]
+fn cluster_eviction_strategy() {
+    let warning = format!("{FIELD}: LiveMigrate blocks drains, not migratable ({GPU_REASONS})");
+    let rejection = format!(
+        "{FIELD}: VM cannot live-migrate ({GPU_REASONS}) and would block node drains with LiveMigrate; use LiveMigrateIfPossible or None"
+    );
+    run(vec![
+        Case::new("cluster LiveMigrate, GPU VM, warn", create(gpu_vm()))
+            .cluster(cluster_strategy("LiveMigrate"))
+            .calls(&["kubevirt"])
+            .warns(&warning),
+        Case::new("cluster LiveMigrate, GPU VM, reject", create(gpu_vm()))
+            .settings(json!({"evictionStrategy": {"nonMigratable": "reject"}}))
+            .cluster(cluster_strategy("LiveMigrate"))
+            .calls(&["kubevirt"])
+            .rejects(&rejection),
+        Case::new("cluster LiveMigrate, GPU VM, fix: one lookup for both steps", create(gpu_vm()))
+            .settings(json!({"evictionStrategy": {"nonMigratable": "fix"}}))
+            .cluster(cluster_strategy("LiveMigrate"))
+            .calls(&["kubevirt"])
+            .sets(
+                "/spec/template/spec/evictionStrategy",
+                json!("LiveMigrateIfPossible"),
+            )
+            .warns(format!(
+                "{FIELD}: set to LiveMigrateIfPossible, not migratable ({GPU_REASONS})"
+            )),
+        Case::new("cluster LiveMigrate, GPU VM, ignore: no lookup", create(gpu_vm()))
+            .settings(json!({"evictionStrategy": {"nonMigratable": "ignore"}}))
+            .cluster(cluster_strategy("LiveMigrate")),
+        Case::new("cluster LiveMigrateIfPossible: no V7", create(gpu_vm()))
+            .cluster(cluster_strategy("LiveMigrateIfPossible"))
+            .calls(&["kubevirt"]),
+        Case::new("no KubeVirt CR: None, no V7", create(gpu_vm())).calls(&["kubevirt"]),
+        Case::new(
+            "the VM's own LiveMigrate: no KubeVirt lookup",
+            create(patched(
+                gpu_vm(),
+                &json!([{"op": "add", "path": "/spec/template/spec/evictionStrategy", "value": "LiveMigrate"}]),
+            )),
+        )
+        .cluster(cluster_strategy("None"))
+        .warns(&warning),
+        Case::new("clusterDefault set: no KubeVirt lookup", create(gpu_vm()))
+            .settings(json!({"evictionStrategy": {"clusterDefault": "LiveMigrate"}}))
+            .cluster(cluster_strategy("None"))
+            .warns(&warning),
+        Case::new(
+            "a migratable VM without claims to read: no lookup",
+            create(fixture("legacy-01-unlabelled")),
+        )
+        .cluster(cluster_strategy("LiveMigrate"))
+        .sets(
+            "/metadata/labels/harvesterhci.io~1maintain-mode-strategy",
+            json!("Migrate"),
+        ),
+        Case::new("KubeVirt lookup denied: settings and spec, one warning", create(gpu_vm()))
+            .cluster(TestCluster {
+                kubevirt: Err("not granted".to_owned()),
+                ..TestCluster::default()
+            })
+            .calls(&["kubevirt"])
+            .warns("cluster lookup failed: KubeVirt CR (not granted), treated as None"),
+        Case::new("clusterLookups: false: no lookup at all", create(gpu_vm()))
+            .settings(json!({"clusterLookups": false}))
+            .cluster(cluster_strategy("LiveMigrate")),
+        Case::new(
+            "clusterLookups: false, clusterDefault still applies",
+            create(gpu_vm()),
+        )
+        .settings(json!({"clusterLookups": false, "evictionStrategy": {"clusterDefault": "LiveMigrate"}}))
+        .warns(&warning),
+    ]);
+}
+
+#[test]
+fn claims_from_the_cluster() {
+    let rwo = format!(
+        "{FIELD}: LiveMigrate blocks drains, not migratable (volume web-01-disk-0-k2x7q (ReadWriteOnce))"
+    );
+    let other_ns = {
+        let mut request = create(external_claim_vm());
+        request["namespace"] = json!("team-a");
+        request
+    };
+    let db_without_templates = patched(
+        fixture("db-01-rwo-livemigrate"),
+        &json!([{"op": "remove", "path": "/spec/dataVolumeTemplates"}]),
+    );
+    run(vec![
+        Case::new("RWO claim: a reason", create(external_claim_vm()))
+            .cluster(claim(vec!["ReadWriteOnce"]))
+            .calls(&["claim default/web-01-disk-0-k2x7q"])
+            .warns(&rwo),
+        Case::new("RWO claim, reject", create(external_claim_vm()))
+            .settings(json!({"evictionStrategy": {"nonMigratable": "reject"}}))
+            .cluster(claim(vec!["ReadWriteOnce"]))
+            .calls(&["claim default/web-01-disk-0-k2x7q"])
+            .rejects(format!("{FIELD}: VM cannot live-migrate (volume web-01-disk-0-k2x7q (ReadWriteOnce)) and would block node drains with LiveMigrate; use LiveMigrateIfPossible or None")),
+        Case::new("RWX claim: no reason", create(external_claim_vm()))
+            .cluster(claim(vec!["ReadWriteOnce", "ReadWriteMany"]))
+            .calls(&["claim default/web-01-disk-0-k2x7q"]),
+        Case::new("ReadOnlyMany is not shared", create(external_claim_vm()))
+            .cluster(claim(vec!["ReadOnlyMany"]))
+            .calls(&["claim default/web-01-disk-0-k2x7q"])
+            .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (volume web-01-disk-0-k2x7q (ReadOnlyMany))")),
+        Case::new("missing claim: not a reason, one warning", create(external_claim_vm()))
+            .calls(&["claim default/web-01-disk-0-k2x7q"])
+            .warns("cluster lookup failed: PVC default/web-01-disk-0-k2x7q (persistentvolumeclaims \"web-01-disk-0-k2x7q\" not found), not checked"),
+        Case::new("claim lookup denied", create(external_claim_vm()))
+            .cluster(TestCluster {
+                claims_fail: Some("not granted".to_owned()),
+                ..TestCluster::default()
+            })
+            .calls(&["claim default/web-01-disk-0-k2x7q"])
+            .warns("cluster lookup failed: PVC default/web-01-disk-0-k2x7q (not granted), not checked"),
+        Case::new("the request's namespace wins", other_ns)
+            .cluster(claim(vec!["ReadWriteOnce"]))
+            .calls(&["claim team-a/web-01-disk-0-k2x7q"])
+            .warns("cluster lookup failed: PVC team-a/web-01-disk-0-k2x7q (persistentvolumeclaims \"web-01-disk-0-k2x7q\" not found), not checked"),
+        Case::new("a DataVolume volume is read as its PVC", create(db_without_templates))
+            .cluster(TestCluster {
+                claims: vec![("prod", "db-01-data", vec!["ReadWriteOnce"])],
+                ..TestCluster::default()
+            })
+            .calls(&["claim prod/db-01-data"])
+            .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (volume db-01-data (ReadWriteOnce))")),
+        Case::new(
+            "claims from the VM's own templates are read from the spec",
+            create(fixture("db-01-rwo-livemigrate")),
+        )
+        .cluster(claim(vec!["ReadWriteMany"]))
+        .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (volume db-01-data (ReadWriteOnce))")),
+        Case::new(
+            "KubeVirt first, then claims",
+            create(patched(
+                external_claim_vm(),
+                &json!([{"op": "remove", "path": "/spec/template/spec/evictionStrategy"}]),
+            )),
+        )
+        .cluster(TestCluster {
+            kubevirt: Ok(Some("LiveMigrate".to_owned())),
+            ..claim(vec!["ReadWriteOnce"])
+        })
+        .calls(&["kubevirt", "claim default/web-01-disk-0-k2x7q"])
+        .warns(&rwo),
+        Case::new(
+            "under LiveMigrateIfPossible the claims are not read",
+            create(patched(
+                external_claim_vm(),
+                &json!([{"op": "replace", "path": "/spec/template/spec/evictionStrategy", "value": "LiveMigrateIfPossible"}]),
+            )),
+        )
+        .cluster(claim(vec!["ReadWriteOnce"])),
+    ]);
+}
+
+#[test]
+fn assessment_reads_everything() {
+    use vm_maintenance_strategy::eviction::{StrategySource, assess};
+    use vm_maintenance_strategy::settings::Settings;
+    let settings = Settings::default();
+    let cluster = TestCluster {
+        kubevirt: Ok(Some("LiveMigrate".to_owned())),
+        ..claim(vec!["ReadWriteOnce"])
+    };
+    let vm = patched(
+        external_claim_vm(),
+        &json!([{"op": "remove", "path": "/spec/template/spec/evictionStrategy"}]),
+    );
+    let got = assess(&vm, &settings, &cluster);
+    assert_eq!(got.eviction_strategy.as_deref(), Some("LiveMigrate"));
+    assert_eq!(got.source, StrategySource::Cluster);
+    assert_eq!(got.reasons, ["volume web-01-disk-0-k2x7q (ReadWriteOnce)"]);
+    assert!(got.warnings.is_empty(), "{:?}", got.warnings);
+
+    let offline: Settings = Settings::load(br#"{"clusterLookups": false}"#).expect("settings");
+    let got = assess(&vm, &offline, &cluster);
+    assert_eq!(
+        (got.eviction_strategy, got.source),
+        (None, StrategySource::Default)
+    );
+    assert!(got.reasons.is_empty());
+}
