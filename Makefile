@@ -101,9 +101,30 @@ wasm-tests: policy.wasm setup-registry
 
 test: setup setup-registry fmt-check unit-tests wasm-tests lint
 
-# Time per evaluation on the wasm module (fresh instance per request, as policy-server does).
+# The benchmark table in BENCHMARKS.md: native, warm and fresh-instance evaluation per scenario,
+# module size, compile time, peak memory; PEER=psa_label_enforcer.wasm adds the peer's rows.
+PEER ?=
 bench: policy.wasm
-	$(CARGO) bench -p e2e-tests --features bench --bench evaluate
+	CARGO_PROFILE_BENCH_LTO=false CARGO_PROFILE_BENCH_CODEGEN_UNITS=16 CARGO_PROFILE_BENCH_OPT_LEVEL=3 \
+		POLICY_BENCH_PEER=$(PEER) $(CARGO) bench -p policy-bench --bench table
+
+# Fuzzing (nightly, cargo-fuzz; not part of `make test`): each target for FUZZ_TIME seconds, one
+# after the other, seeded by `make fuzz-corpus` (the e2e cases and fixtures) and fuzz/regressions/.
+# No sanitizer (`-s none`): the policy is safe Rust, and ASan costs 7x the executions.
+FUZZ_TIME ?= 60
+FUZZ_TARGETS ?= validate validate_structured settings
+.PHONY: fuzz fuzz-corpus
+fuzz-corpus:
+	$(CARGO) run -q -p policy-bench --bin fuzz-corpus -- fuzz/corpus
+
+fuzz: fuzz-corpus
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+		mkdir -p corpus/$$t regressions/$$t && \
+		nice -n 10 cargo +nightly fuzz run -s none $$t corpus/$$t regressions/$$t -- \
+			-max_total_time=$(FUZZ_TIME) -print_final_stats=1 || exit 1; \
+	done
 
 clean:
 	$(CARGO) clean

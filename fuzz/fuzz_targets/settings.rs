@@ -1,0 +1,33 @@
+//! Arbitrary bytes as settings: `validate_settings` answers `{valid, message}`, and settings it
+//! accepts are accepted by `validate` too (no 500 "invalid policy settings").
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use vm_maintenance_strategy_fuzz::check_validation_answer;
+
+const VM: &str = r#"{"apiVersion":"kubevirt.io/v1","kind":"VirtualMachine","metadata":{"name":"vm","labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}},"spec":{"template":{"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}},"spec":{"evictionStrategy":"LiveMigrate","domain":{"devices":{"gpus":[{"name":"g","deviceName":"nvidia"}]}}}}}}"#;
+
+fuzz_target!(|data: &[u8]| {
+    let answer = vm_maintenance_strategy::policy::validate_settings(data);
+    let answer: Value = serde_json::from_slice(&answer).expect("validate_settings answers JSON");
+    let valid = answer["valid"].as_bool().expect("a boolean `valid`");
+    if !valid {
+        assert!(
+            answer["message"].is_string(),
+            "refused without a message: {answer}"
+        );
+        return;
+    }
+    let settings = std::str::from_utf8(data).expect("accepted settings are UTF-8");
+    let payload = format!(
+        r#"{{"request":{{"uid":"u","kind":{{"group":"kubevirt.io","version":"v1","kind":"VirtualMachine"}},"operation":"CREATE","object":{VM}}},"settings":{settings}}}"#
+    );
+    let answer = check_validation_answer(&vm_maintenance_strategy::policy::validate(
+        payload.as_bytes(),
+    ));
+    assert_ne!(
+        answer["code"], 500,
+        "settings accepted by validate_settings but not by validate: {answer}"
+    );
+});
