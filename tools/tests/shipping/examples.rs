@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use crate::Error;
 
-const PENDING: &str = "clusterLookups";
+/// The setting that switches the cluster reads (and so the grants) off.
+const LOOKUPS: &str = "clusterLookups";
 
 #[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
@@ -82,23 +83,10 @@ fn matches(
     out
 }
 
-/// validate_settings; while the module does not know `clusterLookups` yet (issue 9), that one
-/// key alone is tolerated.
+/// The module's validate_settings, as policy-server calls it at start-up.
 fn settings_ok(host: &PolicyHost, settings: &Value, what: &str) -> Result<Value, Error> {
-    match validate_settings(host, settings)? {
-        Ok(()) => Ok(settings.clone()),
-        Err(message) if message.contains(&format!("unknown field `{PENDING}`")) => {
-            let mut without = settings.clone();
-            if let Some(map) = without.as_object_mut() {
-                map.remove(PENDING);
-            }
-            eprintln!("note: {what}: the module does not accept {PENDING} yet; checked without it");
-            validate_settings(host, &without)?
-                .map_err(|m| format!("{what}: settings refused: {m}"))?;
-            Ok(without)
-        }
-        Err(message) => Err(format!("{what}: settings refused: {message}").into()),
-    }
+    validate_settings(host, settings)?.map_err(|m| format!("{what}: settings refused: {m}"))?;
+    Ok(settings.clone())
 }
 
 fn caps() -> Result<Vec<(PathBuf, Cap)>, Error> {
@@ -223,7 +211,7 @@ fn cluster_admission_policies() -> Result<(), Error> {
         if spec.background_audit.unwrap_or(true) && spec.mutating {
             fail(path, "backgroundAudit on a mutating policy: the audit scanner ignores patches, every unlabelled VM would pass".to_owned());
         }
-        let lookups = spec.settings[PENDING].as_bool().unwrap_or(true);
+        let lookups = spec.settings[LOOKUPS].as_bool().unwrap_or(true);
         let granted: BTreeSet<_> = spec.context_aware_resources.iter().cloned().collect();
         if !granted.is_subset(&grants) {
             fail(
@@ -293,14 +281,12 @@ fn audit_profile_fails_what_the_mutating_profile_passes() -> Result<(), Error> {
         (true, true),
         "mutating: allowed, patched"
     );
-    assert_eq!(
-        allowed(&settings_of("audit-profile.yaml")?)?.0,
-        false,
+    assert!(
+        !allowed(&settings_of("audit-profile.yaml")?)?.0,
         "audit: the unlabelled VM fails"
     );
-    assert_eq!(
-        allowed(&settings_of("validate-only.yaml")?)?.0,
-        false,
+    assert!(
+        !allowed(&settings_of("validate-only.yaml")?)?.0,
         "validate-only: the missing label is refused"
     );
     Ok(())
@@ -337,13 +323,14 @@ fn policy_server_policies() -> Result<(), Error> {
         ) {
             failures.push(format!("{id}: policyMode"));
         }
-        let lookups = p.settings[PENDING].as_bool().unwrap_or(true);
+        let lookups = p.settings[LOOKUPS].as_bool().unwrap_or(true);
         let granted: BTreeSet<_> = p.context_aware_resources.iter().cloned().collect();
         let capabilities: BTreeSet<String> = p.host_capabilities.iter().cloned().collect();
         if lookups && (granted != grants || capabilities != declared) {
             failures.push(format!("{id}: cluster lookups on: grant the metadata's contextAwareResources and hostCapabilities"));
         }
-        if !lookups && !(granted.is_empty() && capabilities.is_empty()) {
+        let grants_any = !granted.is_empty() || !capabilities.is_empty();
+        if !lookups && grants_any {
             failures.push(format!("{id}: clusterLookups false, yet grants"));
         }
     }

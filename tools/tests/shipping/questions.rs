@@ -9,8 +9,6 @@ use serde_json::{Value, json};
 
 use crate::Error;
 
-/// A setting the lead adds in parallel (issue 9); tolerated while the module refuses it.
-const PENDING: &str = "clusterLookups";
 const PROBE: &str = "zzProbe";
 
 #[derive(serde::Deserialize, Debug)]
@@ -142,17 +140,11 @@ fn every_setting_has_a_question_and_every_question_a_setting() -> Result<(), Err
         missing.is_empty(),
         "settings without a question: {missing:?}"
     );
-    let unknown: Vec<_> = asked
-        .difference(&accepted)
-        .filter(|v| v.as_str() != PENDING)
-        .collect();
+    let unknown: Vec<_> = asked.difference(&accepted).collect();
     assert!(
         unknown.is_empty(),
         "questions for settings the module refuses: {unknown:?}"
     );
-    if !accepted.contains(PENDING) {
-        eprintln!("note: the module does not accept {PENDING} yet; its question is kept (issue 9)");
-    }
     Ok(())
 }
 
@@ -184,9 +176,6 @@ fn types_defaults_and_options_match_the_module() -> Result<(), Error> {
         );
         assert!(q.group.is_some(), "{}: group", q.variable);
         assert!(!q.label.is_empty());
-        if q.variable == PENDING && !accepted.contains(PENDING) {
-            continue;
-        }
         match q.kind.as_str() {
             "boolean" => {
                 assert!(q.default.is_boolean(), "{}: boolean default", q.variable);
@@ -272,10 +261,7 @@ fn types_defaults_and_options_match_the_module() -> Result<(), Error> {
     // The defaults of the form, all at once, are the module's defaults: they must be accepted.
     let mut all = json!({});
     for q in leaves(&questions) {
-        if q.variable == "description"
-            || q.default.is_null()
-            || (q.variable == PENDING && !accepted.contains(PENDING))
-        {
+        if q.variable == "description" || q.default.is_null() {
             continue;
         }
         json_patch::merge(&mut all, &at(&q.variable, q.default.clone()));
