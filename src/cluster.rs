@@ -34,7 +34,7 @@ impl Cluster for Host {
             field_selector: None,
             field_masks: None,
         };
-        let list = list_all_resources::<KubeVirt>(&request).map_err(|e| e.to_string())?;
+        let list = list_all_resources::<KubeVirt>(&request).map_err(why)?;
         Ok(list
             .items
             .into_iter()
@@ -51,12 +51,24 @@ impl Cluster for Host {
             disable_cache: false,
             field_masks: None,
         };
-        let claim: Claim = get_resource(&request).map_err(|e| e.to_string())?;
+        let claim: Claim = get_resource(&request).map_err(why)?;
         Ok(claim
             .spec
             .and_then(|spec| spec.access_modes)
             .unwrap_or_default())
     }
+}
+
+/// Why a host call failed, in the host's words: the SDK's and waPC's wrappers left out.
+fn why(error: kubewarden_policy_sdk::error::Error) -> String {
+    let text = match error {
+        kubewarden_policy_sdk::error::Error::HostCall { source, .. } => source.to_string(),
+        other => other.to_string(),
+    };
+    let text = text.strip_prefix("Host error: ").unwrap_or(&text);
+    text.strip_prefix("Callback evaluation failure: ")
+        .unwrap_or(text)
+        .to_owned()
 }
 
 /// The KubeVirt CR, read-only and only as far as the policy reads it.
