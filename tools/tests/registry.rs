@@ -23,7 +23,11 @@ struct LocalRegistry {
 
 fn registry_binary() -> Result<PathBuf, Error> {
     if let Some(path) = std::env::var_os("DOCKER_REGISTRY") {
-        return Ok(path.into());
+        let path = PathBuf::from(path);
+        if !path.is_file() {
+            return Err(format!("DOCKER_REGISTRY={}: no such file", path.display()).into());
+        }
+        return Ok(path);
     }
     let found = std::env::var_os("PATH")
         .iter()
@@ -32,7 +36,7 @@ fn registry_binary() -> Result<PathBuf, Error> {
         .find(|p| p.is_file());
     found.ok_or_else(|| {
         "docker-registry is not installed: the registry tests need it (Debian package \
-         docker-registry: `apt-get install -y docker-registry`, which `make setup` and .ci/run do)"
+         docker-registry: `apt-get install -y docker-registry`, which `make test` (setup-registry) and .ci/run do)"
             .into()
     })
 }
