@@ -374,3 +374,46 @@ fn host_capability_warnings() -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[test]
+fn host_capability_patterns() {
+    for (pattern, ok) in [
+        ("kubernetes/get_resource", true),
+        ("kubernetes/list_resources_all", true),
+        ("kubernetes/*", true),
+        ("oci/v1/*", true),
+        ("oci/*", true),
+        ("*", true),
+        ("kubernetes", false),
+        ("oci/v1", false),
+        ("oci*", false),
+        ("kubernetes/get_*", false),
+        ("kubernetes/nonexistent", false),
+        ("", false),
+    ] {
+        assert_eq!(m::check_host_capability(pattern).is_ok(), ok, "{pattern:?}");
+    }
+}
+
+#[test]
+fn oci_url_shapes() {
+    let digest = format!("@sha256:{}", "a".repeat(64));
+    for (url, ok) in [
+        ("ghcr.io/example/policies/vm-maintenance-strategy", true),
+        ("localhost:5000/policies/x", true),
+        ("registry.example.org:443/x", true),
+        ("ghcr.io/example/x:v1.0.0", false),
+        ("localhost:5000/x:latest", false),
+        (&format!("ghcr.io/example/x{digest}"), false),
+        ("example/x", false),
+        ("registry://ghcr.io/example/x", false),
+        ("ghcr.io/Example/X", false),
+    ] {
+        assert_eq!(
+            m::check_oci_url(url).is_ok(),
+            ok,
+            "{url:?}: {:?}",
+            m::check_oci_url(url)
+        );
+    }
+}
