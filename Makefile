@@ -97,7 +97,7 @@ tools-tests: policy.wasm setup-registry
 # features for crates wasmtime shares with the OCI client (smallvec, tokio, ...) and build
 # wasmtime twice.
 wasm-tests: policy.wasm setup-registry
-	$(CARGO) test -p e2e-tests -p policy-tools
+	$(CARGO) test -p e2e-tests -p policy-tools -p drain-preview
 
 test: setup setup-registry fmt-check unit-tests wasm-tests lint
 
@@ -125,6 +125,19 @@ fuzz: fuzz-corpus
 		nice -n 10 cargo +nightly fuzz run -s none $$t corpus/$$t regressions/$$t -- \
 			-max_total_time=$(FUZZ_TIME) -print_final_stats=1 || exit 1; \
 	done
+
+# Before a maintenance window (README): what a node drain does with every VM of FILES (the output
+# of `kubectl get vm,kubevirt,pvc -A -o json`, JSON or YAML), judged on policy.wasm. ARGS go to
+# the tool (--output json, --settings FILE, --external-controller, --width N). Only the tool's
+# output is on stdout (builds are quiet, on stderr). Exit: 0 no VM blocks a drain; otherwise make
+# exits 2, as for any failed recipe, and names the tool's code (2 some VM would block, 1 bad input).
+FILES ?=
+ARGS ?=
+.PHONY: audit
+audit:
+	@test -n "$(FILES)" || { echo 'usage: make audit FILES="cluster.json ..." [ARGS="--output json"]' >&2; exit 1; }
+	@$(MAKE) -s --no-print-directory policy.wasm >&2
+	@$(CARGO) run -q -p drain-preview -- $(FILES) $(ARGS)
 
 clean:
 	$(CARGO) clean

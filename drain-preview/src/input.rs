@@ -29,13 +29,13 @@ impl Dump {
         for path in paths {
             let path = path.as_ref();
             let shown = path.display().to_string();
-            for (i, object) in objects(&read_documents(path)?).into_iter().enumerate() {
+            for (i, object) in objects(read_documents(path)?).into_iter().enumerate() {
                 let Some(object) = object else {
                     dump.notes
                         .push(format!("{shown}: item {i} is not an object, ignored"));
                     continue;
                 };
-                match classify(object) {
+                match classify(&object) {
                     Some(Kind::VirtualMachine) => {
                         let key = (
                             text(object.pointer("/metadata/namespace")),
@@ -47,16 +47,16 @@ impl Dump {
                                     "{}/{}: read again from {shown} (first in {first}); the last one is used",
                                     key.0, key.1
                                 ));
-                                dump.vms[*at] = object.clone();
+                                dump.vms[*at] = object;
                             }
                             _ => {
                                 seen.insert(key, (dump.vms.len(), shown.clone()));
-                                dump.vms.push(object.clone());
+                                dump.vms.push(object);
                             }
                         }
                     }
-                    Some(Kind::KubeVirt) => dump.kubevirts.push(object.clone()),
-                    Some(Kind::PersistentVolumeClaim) => dump.pvcs.push(object.clone()),
+                    Some(Kind::KubeVirt) => dump.kubevirts.push(object),
+                    Some(Kind::PersistentVolumeClaim) => dump.pvcs.push(object),
                     None => {}
                 }
             }
@@ -95,18 +95,22 @@ fn text(value: Option<&Value>) -> String {
 
 /// The objects of the documents: a `List`'s (or bare array's) items, or the document itself.
 /// `None` for an item that is not an object.
-fn objects(documents: &[Value]) -> Vec<Option<&Value>> {
+fn objects(documents: Vec<Value>) -> Vec<Option<Value>> {
     let mut found = Vec::new();
     for document in documents {
         let items = match document {
-            Value::Array(items) => Some(items),
-            Value::Object(map) => map.get("items").and_then(Value::as_array),
-            _ => None,
+            Value::Array(items) => items,
+            Value::Object(mut map) => match map.remove("items") {
+                Some(Value::Array(items)) => items,
+                Some(other) => {
+                    map.insert("items".to_owned(), other);
+                    vec![Value::Object(map)]
+                }
+                None => vec![Value::Object(map)],
+            },
+            other => vec![other],
         };
-        match items {
-            Some(items) => found.extend(items.iter().map(|i| i.is_object().then_some(i))),
-            None => found.push(Some(document)),
-        }
+        found.extend(items.into_iter().map(|i| i.is_object().then_some(i)));
     }
     found
 }
@@ -169,11 +173,10 @@ fn parse(text: &str) -> Result<Vec<Value>, String> {
     }
 }
 
-/// serde_json and serde_yaml end their messages with ` at line L column C`; the position is
-/// shown in front instead.
+/// serde_json and serde_yaml write ` at line L column C` into their messages; the position is
+/// shown in front instead (a second position, such as YAML's "while parsing ... at line", stays).
 fn strip_position(message: &str, line: usize, column: usize) -> String {
-    let suffix = format!(" at line {line} column {column}");
-    message.strip_suffix(&suffix).unwrap_or(message).to_owned()
+    message.replacen(&format!(" at line {line} column {column}"), "", 1)
 }
 
 fn type_name(value: &Value) -> &'static str {
@@ -198,13 +201,16 @@ mod tests {
             ("{\"items\": [", "1:11: EOF while parsing a list"),
             (
                 "items:\n  - a: 1\n   b: 2\n",
-                "3:5: mapping values are not allowed in this context",
+                "3:4: did not find expected '-' indicator, while parsing a block collection at line 2 column 3",
             ),
-            ("a: [1, 2\n", "2:1: did not find expected ',' or ']'"),
+            (
+                "a: b: c\n",
+                "1:5: mapping values are not allowed in this context",
+            ),
         ];
         for (text, want) in cases {
             let got = parse(text).err().unwrap_or_default();
-            assert!(got.starts_with(want), "{text:?}: {got}");
+            assert_eq!(got, want, "{text:?}");
         }
     }
 
@@ -223,7 +229,7 @@ mod tests {
         ];
         for (text, want) in cases {
             let documents = parse(text).unwrap_or_default();
-            assert_eq!(objects(&documents).len(), want, "{text}");
+            assert_eq!(objects(documents).len(), want, "{text}");
         }
     }
 }

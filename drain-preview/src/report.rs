@@ -152,7 +152,7 @@ fn verdict_cell(verdict: Option<&Verdict>) -> String {
     cell
 }
 
-/// The table, then the summary by outcome, the blocking VMs with why, and the notes.
+/// The table, then the summary by outcome ([`summary`]).
 pub fn table(rows: &[Row], width: u16) -> String {
     let mut table = Table::new();
     table
@@ -168,16 +168,18 @@ pub fn table(rows: &[Row], width: u16) -> String {
             "policy today",
         ]);
     // Enum values are never split when the width allows it: `LiveMigrateIfPossible` is 21
-    // characters, `ShutDown` 8 (the widths count the padding).
-    let lower = |width: u16| ColumnConstraint::LowerBoundary(Width::Fixed(width));
-    table.set_constraints([
-        lower(12),
-        lower(16),
-        lower(23),
-        lower(14),
-        lower(10),
-        lower(16),
-    ]);
+    // characters, `ShutDown` 8 (the widths count the padding). Narrower tables split them.
+    if width >= 110 {
+        let lower = |width: u16| ColumnConstraint::LowerBoundary(Width::Fixed(width));
+        table.set_constraints([
+            lower(21),
+            lower(18),
+            lower(23),
+            lower(16),
+            lower(10),
+            lower(18),
+        ]);
+    }
     for row in rows {
         let strategy = match (&row.eviction_strategy, row.eviction_strategy_source) {
             (Some(strategy), Some(source)) => format!("{strategy}\n({})", source.as_str()),
@@ -209,8 +211,8 @@ pub fn table(rows: &[Row], width: u16) -> String {
     text
 }
 
-/// `12 VMs: 5 Migrate, 3 ShutDown, 2 Restart, 2 Blocks`, then a line per VM that blocks, then
-/// the VMs that could not be judged and the notes.
+/// `12 VMs: 5 Migrate, 3 ShutDown, 2 Restart, 2 Blocks`, then a line per VM that blocks, the VMs
+/// that could not be judged, the policy's warnings and what was not checked.
 pub fn summary(rows: &[Row]) -> String {
     let count =
         |outcome: Option<DrainOutcome>| rows.iter().filter(|r| r.outcome == outcome).count();
@@ -246,6 +248,16 @@ pub fn summary(rows: &[Row]) -> String {
         rows.iter()
             .filter(|r| r.outcome.is_none())
             .map(|r| of(r, r.error.as_deref().unwrap_or_default()))
+            .collect(),
+        &mut text,
+    );
+    section(
+        "Policy warnings",
+        rows.iter()
+            .flat_map(|r| {
+                let warnings = r.verdict.as_ref().map(|v| v.warnings.as_slice());
+                warnings.unwrap_or_default().iter().map(move |w| of(r, w))
+            })
             .collect(),
         &mut text,
     );

@@ -1,0 +1,510 @@
+//! drain-preview end to end, as a binary on the built `policy.wasm` (`make policy.wasm`): the
+//! sample dump (every row, and the table's text), malformed input, an empty List, a VM that cannot
+//! be judged, settings, and a generated dump of 5,000 VMs (time and peak memory on stderr).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_drain-preview");
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn sample() -> PathBuf {
+    workspace().join("examples/cluster-dump.json")
+}
+
+/// A scratch directory of this test process.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("drain-preview-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .unwrap_or_else(|e| panic!("{BIN}: {e}"))
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json_rows(output: &Output) -> Vec<Value> {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(output), stderr(output)))
+}
+
+/// The columns of a row that the table shows, in one line per VM.
+fn brief(row: &Value) -> Value {
+    let verdict = &row["verdict"];
+    json!([
+        format!(
+            "{}/{}",
+            row["namespace"].as_str().unwrap_or("?"),
+            row["name"].as_str().unwrap_or("?")
+        ),
+        row["label"],
+        row["templateLabel"],
+        row["evictionStrategy"],
+        row["evictionStrategySource"],
+        row["reasons"],
+        row["outcome"],
+        verdict["result"],
+        verdict["message"],
+        verdict["warnings"].as_array().map_or(0, Vec::len),
+    ])
+}
+
+const K: &str = "harvesterhci.io/maintain-mode-strategy";
+const INVALID: &str = "metadata.labels[harvesterhci.io/maintain-mode-strategy]: invalid maintenance mode strategy: migrate (valid: Migrate, ShutdownAndRestartAfterEnable, ShutdownAndRestartAfterDisable, Shutdown)";
+
+#[test]
+fn sample_dump_every_row() {
+    let output = run(&[sample().to_str().unwrap_or_default(), "--output", "json"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "");
+    let rows = json_rows(&output);
+    let got: Vec<Value> = rows.iter().map(brief).collect();
+    #[rustfmt::skip]
+    let want = vec![
+        json!(["ai/gpu-infer-02", null, null, "LiveMigrateIfPossible", "vm", ["GPU gpu1"], "Restart", "mutated", null, 0]),
+        json!(["ai/ml-train-01", "ShutdownAndRestartAfterDisable", "ShutdownAndRestartAfterDisable", "LiveMigrateIfPossible", "vm",
+               ["host device harvester-node-2-000081000", "GPU vgpu-0"], "ShutDown", "allowed", null, 0]),
+        json!(["batch/etl-01", "Migrate", "Migrate", "None", "vm", [], "Restart", "allowed", null, 0]),
+        json!(["default/legacy-01", null, null, "LiveMigrate", "cluster", [], "Migrate", "mutated", null, 0]),
+        json!(["default/web-01", "Migrate", "Migrate", "LiveMigrateIfPossible", "vm", [], "Migrate", "allowed", null, 0]),
+        json!(["desktops/vdi-07", "migrate", "Shutdown", "LiveMigrateIfPossibe", "vm", ["GPU gpu1"], "ShutDown", "rejected", INVALID, 1]),
+        json!(["dev/kiosk-01", "Shutdown", "Shutdown", "LiveMigrate", "cluster", ["bridge on pod network default"], "Blocks", "allowed", null, 1]),
+        json!(["dev/sandbox-01", "Shutdown", null, "LiveMigrate", "cluster", [], "Migrate", "mutated", null, 0]),
+        json!(["net/nfv-router-01", "Migrate", "Migrate", "LiveMigrate", "cluster", ["host device sriov-vf-0"], "Blocks", "allowed", null, 1]),
+        json!(["ops/backup-proxy-01", "Migrate", "Migrate", "External", "vm", [], "Blocks", "allowed", null, 0]),
+        json!(["prod/app-01", "Migrate", "Migrate", "LiveMigrate", "cluster", [], "Migrate", "allowed", null, 0]),
+        json!(["prod/cache-01", "Migrate", "Migrate", "LiveMigrateIfPossible", "vm", ["volume cache-01-root (ReadWriteOnce)"], "Restart", "allowed", null, 0]),
+        json!(["prod/db-01", "Shutdown", "Shutdown", "LiveMigrate", "vm", ["volume db-01-data (ReadWriteOnce)"], "ShutDown", "allowed", null, 1]),
+        json!(["prod/db-02", "Migrate", "Migrate", "LiveMigrate", "vm", ["volume db-02-data (ReadWriteOnce)"], "Blocks", "allowed", null, 1]),
+    ];
+    for (got, want) in got.iter().zip(&want) {
+        assert_eq!(got, want);
+    }
+    assert_eq!(got.len(), want.len());
+
+    // The outcome in words, the patch of a mutation, and nothing left unchecked.
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        row("kiosk-01")["why"],
+        "LiveMigrate, cannot live-migrate (bridge on pod network default): every eviction is denied (429), the drain waits forever (label Shutdown without harvesterhci.io/vmName: the drain filter evicts the Pod)"
+    );
+    assert_eq!(
+        row("db-01")["why"],
+        "label Shutdown: Harvester stops the VM before the drain and does not start it again"
+    );
+    assert_eq!(
+        row("sandbox-01")["verdict"]["patch"],
+        json!([{"op": "add", "path": "/spec/template/metadata/labels/harvesterhci.io~1maintain-mode-strategy", "value": "Shutdown"}])
+    );
+    assert_eq!(row("vdi-07")["verdict"]["code"], 422);
+    assert!(
+        rows.iter()
+            .all(|r| r["notes"] == json!([]) && r["error"].is_null())
+    );
+}
+
+/// The table at 120 columns, byte for byte: `tests/sample-table.txt`, also shown in the README.
+/// `DRAIN_PREVIEW_BLESS=1` rewrites the file from the tool's output.
+#[test]
+fn sample_dump_table() {
+    let output = run(&[sample().to_str().unwrap_or_default(), "--width", "120"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sample-table.txt");
+    if std::env::var_os("DRAIN_PREVIEW_BLESS").is_some() {
+        write(
+            golden.parent().unwrap_or(Path::new(".")),
+            "sample-table.txt",
+            &stdout(&output),
+        );
+    }
+    let want = std::fs::read_to_string(&golden).unwrap_or_default();
+    assert_eq!(stdout(&output), want, "{}", golden.display());
+    assert!(want.contains("\nSummary: 14 VMs: 4 Migrate, 3 ShutDown, 3 Restart, 4 Blocks\n"));
+    assert!(
+        want.lines()
+            .all(|l| l.chars().count() <= 120 || l.starts_with("  "))
+    );
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap_or_default();
+    assert!(
+        readme.contains(&want),
+        "README.md shows the sample's output verbatim"
+    );
+    // Narrow terminals get a narrower table, never a wider one.
+    let narrow = run(&[sample().to_str().unwrap_or_default(), "--width", "80"]);
+    let table_lines = stdout(&narrow);
+    let widths: Vec<usize> = table_lines
+        .lines()
+        .filter(|l| l.starts_with(['+', '|']))
+        .map(|l| l.chars().count())
+        .collect();
+    assert!(
+        !widths.is_empty() && widths.iter().all(|w| *w <= 80),
+        "{widths:?}"
+    );
+}
+
+#[test]
+fn external_controller_and_settings() {
+    let sample = sample();
+    let sample = sample.to_str().unwrap_or_default();
+    let output = run(&[sample, "--output", "json", "--external-controller"]);
+    let rows = json_rows(&output);
+    let proxy = rows.iter().find(|r| r["name"] == "backup-proxy-01");
+    assert_eq!(proxy.map(|r| &r["outcome"]), Some(&json!("Migrate")));
+    assert_eq!(output.status.code(), Some(2), "the other VMs still block");
+
+    // A policy manifest's settings: the cluster default comes from them, the verdicts follow.
+    let output = run(&[
+        sample,
+        "--output",
+        "json",
+        "--settings",
+        "examples/strict-cluster.yaml",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let rows = json_rows(&output);
+    let of = |name: &str| rows.iter().find(|r| r["name"] == name).map(brief);
+    assert_eq!(
+        of("legacy-01"),
+        Some(json!([
+            "default/legacy-01",
+            null,
+            null,
+            "LiveMigrate",
+            "settings",
+            [],
+            "Migrate",
+            "mutated",
+            null,
+            0
+        ]))
+    );
+    assert_eq!(
+        of("backup-proxy-01"),
+        Some(json!([
+            "ops/backup-proxy-01",
+            "Migrate",
+            "Migrate",
+            "External",
+            "vm",
+            [],
+            "Blocks",
+            "rejected",
+            "spec.template.spec.evictionStrategy: unsupported value \"External\" (valid: LiveMigrateIfPossible, LiveMigrate, None)",
+            0
+        ]))
+    );
+
+    // Settings the policy refuses, or that are not an object: bad input.
+    let dir = scratch("settings");
+    let cases = [
+        (
+            "bad-key.json",
+            "{\"labelKey\": \"Not A Key!\"}",
+            "the policy refuses these settings: labelKey: \"Not A Key!\" is not a valid label key ([prefix/]name, name at most 63 characters)",
+        ),
+        (
+            "list.yaml",
+            "- a\n",
+            "settings must be an object (or a policy manifest with spec.settings)",
+        ),
+    ];
+    for (name, text, message) in cases {
+        let path = write(&dir, name, text);
+        let output = run(&[sample, "--settings", path.to_str().unwrap_or_default()]);
+        assert_eq!(output.status.code(), Some(1), "{name}");
+        assert_eq!(
+            stderr(&output),
+            format!("drain-preview: {}: {message}\n", path.display())
+        );
+        assert_eq!(stdout(&output), "");
+    }
+}
+
+#[test]
+fn malformed_files_are_bad_input() {
+    let dir = scratch("malformed");
+    let bad_json = "{\"kind\": \"List\", \"items\": [\n  {\"kind\": \"VirtualMachine\",}\n]}\n";
+    let bad_yaml = "apiVersion: v1\nitems:\n  - kind: VirtualMachine\n   metadata: {}\n";
+    let cases = [
+        ("bad.json", Some(bad_json), "2:29: trailing comma"),
+        (
+            "truncated.json",
+            Some("{\"kind\": \"List\", \"items\": [\n"),
+            "2:0: EOF while parsing a list",
+        ),
+        (
+            "bad.yaml",
+            Some(bad_yaml),
+            "4:4: did not find expected '-' indicator, while parsing a block collection at line 3 column 3",
+        ),
+        (
+            "tabs.yaml",
+            Some("items:\n\t- a\n"),
+            "2:1: found character that cannot start any token, while scanning for the next token",
+        ),
+        (
+            "empty.json",
+            Some(""),
+            " no object in the file (it is empty)",
+        ),
+        (
+            "scalar.yaml",
+            Some("just text\n"),
+            " document 1: expected a Kubernetes object or List, got a string",
+        ),
+        (
+            "missing.json",
+            None,
+            " No such file or directory (os error 2)",
+        ),
+    ];
+    let good = sample();
+    for (name, text, message) in cases {
+        let path = match text {
+            Some(text) => write(&dir, name, text),
+            None => dir.join(name),
+        };
+        // A bad file among good ones still fails the run, whatever its position.
+        let output = run(&[
+            good.to_str().unwrap_or_default(),
+            path.to_str().unwrap_or_default(),
+        ]);
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", stderr(&output));
+        assert_eq!(
+            stderr(&output),
+            format!("drain-preview: {}:{message}\n", path.display()),
+            "{name}"
+        );
+        assert_eq!(stdout(&output), "", "{name}");
+    }
+}
+
+#[test]
+fn empty_list() {
+    let dir = scratch("empty");
+    let path = write(
+        &dir,
+        "empty.json",
+        "{\"apiVersion\": \"v1\", \"items\": [], \"kind\": \"List\", \"metadata\": {\"resourceVersion\": \"\"}}\n",
+    );
+    let path = path.to_str().unwrap_or_default();
+    let output = run(&[path]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "No VirtualMachine in the input.\n\nSummary: 0 VMs: 0 Migrate, 0 ShutDown, 0 Restart, 0 Blocks\n"
+    );
+    let output = run(&[path, "--output", "json"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "[]\n");
+}
+
+/// Only VMs that block set exit code 2; the other kinds of a dump are ignored; YAML works too.
+#[test]
+fn exit_code_follows_the_outcomes() {
+    let dir = scratch("exit");
+    let vm = |name: &str, strategy: &str, label: &str| {
+        json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+               "metadata": {"name": name, "namespace": "team", "labels": {K: label}},
+               "spec": {"template": {"metadata": {"labels": {K: label, "harvesterhci.io/vmName": name}},
+                        "spec": {"evictionStrategy": strategy, "domain": {"devices": {
+                            "hostDevices": [{"name": "vf", "deviceName": "intel.com/vf"}],
+                            "interfaces": [{"name": "default", "masquerade": {}}]}},
+                            "networks": [{"name": "default", "pod": {}}]}}}})
+    };
+    let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "team"}});
+    let cases = [
+        (
+            vec![vm("a", "LiveMigrateIfPossible", "Migrate"), other.clone()],
+            0,
+            "Restart",
+        ),
+        (vec![vm("a", "LiveMigrate", "Shutdown")], 0, "ShutDown"),
+        (vec![vm("a", "LiveMigrate", "Migrate")], 2, "Blocks"),
+    ];
+    for (items, code, outcome) in cases {
+        let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+        let yaml = serde_yaml::to_string(&list).unwrap_or_default();
+        let path = write(&dir, "dump.yaml", &yaml);
+        let output = run(&[path.to_str().unwrap_or_default(), "--output", "json"]);
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{yaml}\n{}",
+            stderr(&output)
+        );
+        let rows = json_rows(&output);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0]["outcome"], outcome);
+    }
+}
+
+/// A VM that cannot be judged is a row saying why, never the end of the run; it may block, so
+/// the exit code is 2. A List item that is not an object is a note.
+#[test]
+fn a_vm_that_cannot_be_judged_is_reported() {
+    let dir = scratch("unjudged");
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+         "metadata": {"name": "odd", "namespace": "team"},
+         "spec": {"template": {"metadata": {"labels": ["not", "a", "map"]}, "spec": {}}}},
+        {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+         "metadata": {"namespace": "team"}, "spec": {}},
+        {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+         "metadata": {"name": "fine", "namespace": "team", "labels": {K: "Migrate"}},
+         "spec": {"template": {"metadata": {"labels": {K: "Migrate"}},
+                  "spec": {"evictionStrategy": "LiveMigrateIfPossible"}}}},
+        "not an object"
+    ]});
+    let path = write(&dir, "dump.json", &list.to_string());
+    let output = run(&[path.to_str().unwrap_or_default(), "--width", "120"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "drain-preview: note: {}: item 3 is not an object, ignored\n",
+            path.display()
+        )
+    );
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "\nSummary: 3 VMs: 1 Migrate, 0 ShutDown, 0 Restart, 0 Blocks, 2 not judged\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nNot judged (may block a drain):\n  team/(unnamed VM #2): metadata.name: missing\n  team/odd: spec.template.metadata.labels: not a map, the labels of its Pod are unknown\n"),
+        "{text}"
+    );
+    let output = run(&[path.to_str().unwrap_or_default(), "--output", "json"]);
+    let rows = json_rows(&output);
+    let odd = rows
+        .iter()
+        .find(|r| r["name"] == "odd")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(odd["outcome"], Value::Null);
+    // The policy still answers for it.
+    assert_eq!(odd["verdict"]["result"], "rejected");
+}
+
+/// 5,000 VMs (the sample's fourteen, repeated under new names) with the sample's KubeVirt CR and
+/// PVCs: every VM evaluated on a fresh instance. Prints the wall time and peak RSS.
+#[test]
+fn five_thousand_vms() {
+    const COUNT: usize = 5000;
+    let sample: Value =
+        serde_json::from_str(&std::fs::read_to_string(sample()).unwrap_or_default())
+            .unwrap_or_default();
+    let items = sample["items"].as_array().cloned().unwrap_or_default();
+    let (vms, rest): (Vec<Value>, Vec<Value>) = items
+        .into_iter()
+        .partition(|i| i["kind"] == "VirtualMachine");
+    assert_eq!(vms.len(), 14);
+    let sample_rows = json_rows(&run(&[sample_path_str(), "--output", "json"]));
+    let mut want = std::collections::BTreeMap::new();
+    let mut generated = rest;
+    for i in 0..COUNT {
+        let mut vm = vms[i % vms.len()].clone();
+        let name = format!("{}-{i:04}", vm["metadata"]["name"].as_str().unwrap_or("vm"));
+        vm["metadata"]["name"] = json!(name);
+        let original = &vms[i % vms.len()]["metadata"]["name"];
+        let outcome = sample_rows
+            .iter()
+            .find(|r| &r["name"] == original)
+            .map(|r| r["outcome"].to_string())
+            .unwrap_or_default();
+        *want.entry(outcome).or_insert(0usize) += 1;
+        generated.push(vm);
+    }
+    let dir = scratch("5000");
+    let dump = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": generated});
+    let path = write(
+        &dir,
+        "dump.json",
+        &serde_json::to_string_pretty(&dump).unwrap_or_default(),
+    );
+    let size = std::fs::metadata(&path)
+        .map(|m| m.len())
+        .unwrap_or_default();
+
+    let out_path = dir.join("out.json");
+    let out = std::fs::File::create(&out_path).unwrap_or_else(|e| panic!("{e}"));
+    let start = Instant::now();
+    let child = Command::new(BIN)
+        .args([path.to_str().unwrap_or_default(), "--output", "json"])
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{BIN}: {e}"));
+    let (code, max_rss_kib) = wait_with_rusage(child.id());
+    let elapsed = start.elapsed();
+    assert_eq!(code, Some(2));
+    let rows: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap_or_default())
+            .unwrap_or_default();
+    assert_eq!(rows.len(), COUNT);
+    let mut got = std::collections::BTreeMap::new();
+    for row in &rows {
+        *got.entry(row["outcome"].to_string()).or_insert(0usize) += 1;
+    }
+    assert_eq!(got, want);
+    eprintln!(
+        "drain-preview, {COUNT} VMs ({:.1} MB of JSON): {:.2} s wall, peak RSS {:.0} MiB",
+        size as f64 / 1e6,
+        elapsed.as_secs_f64(),
+        max_rss_kib as f64 / 1024.0
+    );
+    // Generous: CI has 2 shared cores and this is the test profile.
+    assert!(elapsed < Duration::from_secs(120), "{elapsed:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn sample_path_str() -> &'static str {
+    "examples/cluster-dump.json"
+}
+
+/// Waits for the child and returns its exit code and peak resident set (KiB), from `wait4`.
+fn wait_with_rusage(pid: u32) -> (Option<i32>, i64) {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value; wait4 writes into the two locals only.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid as libc::pid_t, "wait4");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, usage.ru_maxrss)
+}
