@@ -10,6 +10,8 @@
 //! Pod carries (the VM's template labels), then KubeVirt's eviction admission
 //! (`pod-eviction-admitter.go`) for the Pods that are evicted.
 
+pub mod maintenance;
+
 use serde::{Deserialize, Serialize};
 
 use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE, MIGRATE, is_shutdown_family};
