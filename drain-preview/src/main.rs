@@ -7,6 +7,7 @@
 
 mod assess;
 mod input;
+mod maintenance;
 mod report;
 
 use std::io::{IsTerminal, Write};
@@ -58,6 +59,15 @@ struct Args {
     /// The policy module. Default: `$POLICY_WASM`, else `policy.wasm` at the workspace root.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+
+    /// Preview Harvester's maintenance mode on NODE instead (needs the dump's nodes, vmi, pods
+    /// and Longhorn volumes/replicas). Exit code: 0 completes, 2 refused or never completes.
+    #[arg(long, value_name = "NODE")]
+    maintenance: Option<String>,
+
+    /// With --maintenance: the maintenance dialog's "Force" checkbox.
+    #[arg(long, requires = "maintenance")]
+    force: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -88,6 +98,22 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         Some(path) => read_settings(path)?,
         None => json!({}),
     };
+    if let Some(node) = &args.maintenance {
+        let request = maintenance::Request {
+            node,
+            force: args.force,
+            settings: &settings,
+            external_controller: args.external_controller,
+            json: args.output == Format::Json,
+            width: table_width(args.width),
+        };
+        let (text, code) = maintenance::run(&args.files, &request)?;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush());
+        return Ok(ExitCode::from(code));
+    }
     let dump = Dump::read(&args.files)?;
     for note in &dump.notes {
         eprintln!("drain-preview: note: {note}");

@@ -765,7 +765,7 @@ pub fn forced(
             Some(stale) => stale,
             None => (
                 Restart::Never,
-                "forced: Harvester writes no restart annotation, the VM stays off whatever its label".to_owned(),
+                "no restart annotation is written: it stays off whatever its label".to_owned(),
             ),
         };
         acted.vms.push(VmOutcome {
@@ -776,7 +776,7 @@ pub fn forced(
             restart: Some(restart),
             reasons: vec![
                 format!(
-                    "forced: stopped (runStrategy Halted) because of {}",
+                    "forced: stopped (runStrategy Halted) for {}",
                     reasons_unique.join(", ")
                 ),
                 why,
@@ -863,42 +863,31 @@ pub fn last_available_node(node: &str, nodes: &[Value]) -> Option<String> {
 /// restart then selects by the VM's own `metadata.labels` value (MC:73-83, FM:247-257).
 fn restart_of(label: &str, vm: Option<&Value>) -> (Restart, String) {
     if label != AFTER_ENABLE && label != AFTER_DISABLE {
-        return (
-            Restart::Never,
-            format!("VMI label {label}: not started again"),
-        );
+        return (Restart::Never, "not started again".to_owned());
     }
     let Some(vm) = vm else {
         return (
             Restart::Never,
-            format!(
-                "VMI label {label}, but its VM does not exist: not annotated, not started again"
-            ),
+            format!("its VM does not exist: not annotated, not started again"),
         );
     };
     match vm_label(vm) {
         Some(AFTER_ENABLE) => (
             Restart::AfterEnable,
-            format!(
-                "VMI label {label}, VM label {AFTER_ENABLE}: started again when maintenance completes"
-            ),
+            format!("VM label {AFTER_ENABLE}: started again when maintenance completes"),
         ),
         Some(AFTER_DISABLE) => (
             Restart::AfterDisable,
-            format!(
-                "VMI label {label}, VM label {AFTER_DISABLE}: started again when maintenance mode is disabled"
-            ),
+            format!("VM label {AFTER_DISABLE}: started again when maintenance mode is disabled"),
         ),
         Some(other) => (
             Restart::Never,
-            format!(
-                "VMI label {label}, but the VM's own label is {other}: annotated, never started again"
-            ),
+            format!("but the VM's own label is {other}: annotated, never started again"),
         ),
         None => (
             Restart::Never,
             format!(
-                "VMI label {label}, but the VM's metadata.labels lack it (template only): annotated, never started again"
+                "but the VM's metadata.labels lack {label} (template only): annotated, never started again"
             ),
         ),
     }
@@ -922,7 +911,7 @@ fn stale_restart(node: &str, vm: &Value) -> Option<(Restart, String)> {
     Some((
         restart,
         format!(
-            "forced, but an earlier attempt left {NODE_NAME_ANNOTATION}={node} on the VM: its label {} decides",
+            "an earlier attempt left {NODE_NAME_ANNOTATION}={node} on the VM: its label {} decides",
             vm_label(vm).unwrap_or_default()
         ),
     ))
@@ -938,7 +927,7 @@ fn stopped(vmi: &Value, name: &str, restart: Restart, why: String) -> VmOutcome 
         restart: Some(restart),
         reasons: vec![
             format!(
-                "VMI label {}: Harvester stops the VM before the drain",
+                "VMI label {}: stopped before the drain",
                 label_of(vmi).unwrap_or_default()
             ),
             why,

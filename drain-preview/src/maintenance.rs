@@ -1,0 +1,319 @@
+//! `--maintenance NODE [--force]`: Harvester's maintenance mode on one node, previewed from the
+//! dump with the policy crate's `drain::maintenance::preview`. This file reads the kinds the
+//! preview needs beyond #11's (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and
+//! replicas), says what the dump lacks, and renders the table or the JSON object.
+
+use comfy_table::{ContentArrangement, Table, presets};
+use serde_json::Value;
+use vm_maintenance_strategy::drain::DrainOutcome;
+use vm_maintenance_strategy::drain::maintenance::{
+    LAST_HEALTHY_REPLICA, Longhorn, Objects, Outcome, Preview, VmOutcome, preview,
+};
+use vm_maintenance_strategy::eviction::{Assessment, StrategySource};
+
+use crate::assess::{ClusterView, Source, assess};
+use crate::input::{Dump, read_documents};
+
+/// The kinds of the dump that only the maintenance preview reads.
+#[derive(Debug, Default)]
+pub struct Extra {
+    pub nodes: Vec<Value>,
+    pub vmis: Vec<Value>,
+    pub pods: Vec<Value>,
+    pub volumes: Vec<Value>,
+    pub replicas: Vec<Value>,
+}
+
+impl Extra {
+    /// Reads `kubectl get nodes,vmi,pods -A -o json` and Longhorn's `volumes.longhorn.io`,
+    /// `replicas.longhorn.io` from the same files as the rest of the dump.
+    pub fn read(paths: &[impl AsRef<std::path::Path>]) -> Result<Extra, String> {
+        let mut extra = Extra::default();
+        for path in paths {
+            for document in read_documents(path.as_ref())? {
+                let items = match document {
+                    Value::Array(items) => items,
+                    Value::Object(mut map) => match map.remove("items") {
+                        Some(Value::Array(items)) => items,
+                        _ => vec![Value::Object(map)],
+                    },
+                    _ => Vec::new(),
+                };
+                for item in items {
+                    let api_version = item.get("apiVersion").and_then(Value::as_str);
+                    let kind = item.get("kind").and_then(Value::as_str);
+                    let list = match (api_version, kind) {
+                        (Some("v1"), Some("Node")) => &mut extra.nodes,
+                        (Some("v1"), Some("Pod")) => &mut extra.pods,
+                        (Some(v), Some("VirtualMachineInstance"))
+                            if v.starts_with("kubevirt.io/") =>
+                        {
+                            &mut extra.vmis
+                        }
+                        (Some(v), Some("Volume")) if v.starts_with("longhorn.io/") => {
+                            &mut extra.volumes
+                        }
+                        (Some(v), Some("Replica")) if v.starts_with("longhorn.io/") => {
+                            &mut extra.replicas
+                        }
+                        _ => continue,
+                    };
+                    list.push(item);
+                }
+            }
+        }
+        Ok(extra)
+    }
+
+    /// What the dump lacks, in words (never guessed).
+    fn missing(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.vmis.is_empty() {
+            notes.push(
+                "no VirtualMachineInstances in the dump: no VM is known to run on any node"
+                    .to_owned(),
+            );
+        }
+        if self.pods.is_empty() {
+            notes.push(
+                "no Pods in the dump: the drain filter reads each VMI's labels instead of its launcher Pod's"
+                    .to_owned(),
+            );
+        }
+        match (self.volumes.is_empty(), self.replicas.is_empty()) {
+            (false, true) => notes.push(format!(
+                "volumes.longhorn.io in the dump but no replicas.longhorn.io: {LAST_HEALTHY_REPLICA} not checked"
+            )),
+            (true, false) => notes.push(format!(
+                "replicas.longhorn.io in the dump but no volumes.longhorn.io: {LAST_HEALTHY_REPLICA} not checked"
+            )),
+            _ => {}
+        }
+        notes
+    }
+}
+
+/// The settings the `--settings` file gave, the dump, and how to print.
+pub struct Request<'a> {
+    pub node: &'a str,
+    pub force: bool,
+    pub settings: &'a Value,
+    pub external_controller: bool,
+    pub json: bool,
+    pub width: u16,
+}
+
+/// The preview's text and exit code (0 completes, 2 refused or never completes); `Err` for bad
+/// input (exit 1).
+pub fn run(
+    files: &[impl AsRef<std::path::Path>],
+    request: &Request,
+) -> Result<(String, u8), String> {
+    let dump = Dump::read(files)?;
+    let extra = Extra::read(files)?;
+    if !extra.nodes.iter().any(|n| name_of(n) == request.node) {
+        let known: Vec<&str> = extra.nodes.iter().map(name_of).collect();
+        return Err(format!(
+            "node {} is not in the input (nodes read: {})",
+            request.node,
+            if known.is_empty() {
+                "none; add `kubectl get nodes -o json`".to_owned()
+            } else {
+                known.join(", ")
+            }
+        ));
+    }
+    let view = ClusterView::new(&dump.kubevirts, &dump.pvcs);
+    let predict = |vm: &Value| predicted(vm, request.settings, &view);
+    let longhorn = (!extra.volumes.is_empty() && !extra.replicas.is_empty()).then_some(Longhorn {
+        volumes: &extra.volumes,
+        replicas: &extra.replicas,
+    });
+    let objects = Objects {
+        nodes: &extra.nodes,
+        vms: &dump.vms,
+        vmis: &extra.vmis,
+        pods: &extra.pods,
+        longhorn,
+        external_controller: request.external_controller,
+    };
+    let mut asked = preview(request.node, request.force, &objects, &predict);
+    let mut notes = dump.notes.clone();
+    notes.extend(extra.missing());
+    notes.append(&mut asked.notes);
+    asked.notes = notes;
+    let code = if asked.outcome == Outcome::Completes {
+        0
+    } else {
+        2
+    };
+    let text = if request.json {
+        let mut text = serde_json::to_string_pretty(&asked).map_err(|e| e.to_string())?;
+        text.push('\n');
+        text
+    } else {
+        // What --force would do instead of a refusal.
+        let instead = (asked.outcome == Outcome::Refused && !request.force)
+            .then(|| preview(request.node, true, &objects, &predict));
+        table(&asked, instead.as_ref(), request.width)
+    };
+    Ok((text, code))
+}
+
+/// The policy's reading of a VM (the tool's `assess`, as #11 uses it), in the library's terms.
+fn predicted(vm: &Value, settings: &Value, view: &ClusterView) -> Assessment {
+    let empty = serde_json::Map::new();
+    let object = vm.as_object().unwrap_or(&empty);
+    let namespace = vm
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    let found = assess(object, namespace, settings, view);
+    Assessment {
+        eviction_strategy: Some(found.strategy),
+        source: match found.source {
+            Source::Vm => StrategySource::Vm,
+            Source::Settings => StrategySource::Settings,
+            Source::Cluster => StrategySource::Cluster,
+            Source::Default => StrategySource::Default,
+        },
+        reasons: found.reasons,
+        warnings: found.notes,
+    }
+}
+
+fn name_of(object: &Value) -> &str {
+    object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn forced_words(force: bool) -> &'static str {
+    if force { "forced" } else { "not forced" }
+}
+
+/// The node's outcome first; for `Refused`, what blocks it VM by VM and what `--force` would do
+/// instead; otherwise the VMs row by row; then why it never completes and what was not checked.
+pub fn table(asked: &Preview, instead: Option<&Preview>, width: u16) -> String {
+    let mut text = format!(
+        "Maintenance mode on {}, {}: {}\n",
+        asked.node,
+        forced_words(asked.force),
+        asked.outcome.as_str()
+    );
+    if asked.outcome == Outcome::Refused {
+        refused(asked, instead, width, &mut text);
+    } else {
+        acted(asked, width, &mut text);
+    }
+    section("Not checked", &asked.notes, &mut text);
+    text
+}
+
+fn refused(asked: &Preview, instead: Option<&Preview>, width: u16, text: &mut String) {
+    let by_vm = asked.refusal.iter().any(|r| !r.vms.is_empty());
+    if !by_vm {
+        // The control-plane rule: no VM, and force does not bypass it (ND:94-105).
+        for refusal in &asked.refusal {
+            text.push_str(&format!("{}: {}\n", refusal.reason, refusal.message));
+        }
+        text.push_str("--force changes nothing: Harvester checks this rule before the force.\n");
+        return;
+    }
+    text.push_str("Harvester refuses and removes the request; nothing changes. What blocks it:\n");
+    let mut vms: Vec<(&str, Vec<&str>)> = Vec::new();
+    for refusal in &asked.refusal {
+        for vm in &refusal.vms {
+            match vms.iter_mut().find(|(name, _)| name == vm) {
+                Some((_, reasons)) => reasons.push(&refusal.reason),
+                None => vms.push((vm, vec![&refusal.reason])),
+            }
+        }
+    }
+    vms.sort();
+    let mut table = new_table(width, ["VM", "refused because", "with --force"]);
+    for (vm, reasons) in vms {
+        let forced = instead
+            .and_then(|p| {
+                p.vms
+                    .iter()
+                    .find(|v| format!("{}/{}", v.namespace, v.name) == vm)
+            })
+            .map_or_else(|| "-".to_owned(), short);
+        table.add_row([vm.to_owned(), reasons.join("\n"), forced]);
+    }
+    text.push_str(&format!("{table}\n"));
+    if let Some(instead) = instead {
+        text.push_str(&format!(
+            "With --force: {}, the VMs row by row:\n",
+            instead.outcome.as_str()
+        ));
+        acted(instead, width, text);
+    }
+}
+
+/// One VM's outcome in a cell: `ShutDown, restart never`.
+fn short(vm: &VmOutcome) -> String {
+    match vm.restart {
+        Some(restart) => format!("{}, restart {}", vm.outcome, restart.as_str()),
+        None => vm.outcome.to_string(),
+    }
+}
+
+fn acted(asked: &Preview, width: u16, text: &mut String) {
+    if asked.vms.is_empty() {
+        text.push_str("No VM is acted on.\n");
+    } else {
+        let mut table = new_table(width, ["VM", "on node", "outcome", "why"]);
+        for vm in &asked.vms {
+            let mut why = vm.reasons.join("; ");
+            for warning in &vm.warnings {
+                why.push_str(&format!("\nwarning: {warning}"));
+            }
+            table.add_row([
+                format!("{}/{}", vm.namespace, vm.name),
+                vm.node.clone().unwrap_or_else(|| "-".to_owned()),
+                short(vm),
+                why,
+            ]);
+        }
+        text.push_str(&format!("{table}\n"));
+        let count = |o: DrainOutcome| asked.vms.iter().filter(|v| v.outcome == o).count();
+        let counts: Vec<String> = DrainOutcome::ALL
+            .iter()
+            .map(|o| format!("{} {o}", count(*o)))
+            .collect();
+        let n = asked.vms.len();
+        let vms = if n == 1 { "VM" } else { "VMs" };
+        text.push_str(&format!("{n} {vms}: {}\n", counts.join(", ")));
+    }
+    let stays: Vec<String> = asked
+        .vms
+        .iter()
+        .filter(|v| v.outcome == DrainOutcome::Blocks)
+        .map(|v| format!("{}/{} stays on the node", v.namespace, v.name))
+        .chain(asked.stuck.iter().cloned())
+        .collect();
+    section("Never completes", &stays, text);
+}
+
+fn new_table<const N: usize>(width: u16, header: [&str; N]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::ASCII_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(width)
+        .set_header(header);
+    table
+}
+
+fn section(title: &str, lines: &[String], text: &mut String) {
+    if lines.is_empty() {
+        return;
+    }
+    text.push_str(&format!("{title}:\n"));
+    for line in lines {
+        text.push_str(&format!("  {line}\n"));
+    }
+}
