@@ -9,24 +9,51 @@ use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest, get_resource, list_all_resources,
 };
 use serde::Deserialize;
+use serde_json::Value;
+
+use crate::configuration::Configuration;
+
+/// What the policy reads of the KubeVirt CR, from one list call: the configuration (with the
+/// cluster's eviction strategy) and the release it runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KubeVirtCr {
+    /// `spec.configuration`, as far as the rules read it.
+    pub configuration: Configuration,
+    /// `status.observedKubeVirtVersion` (`v1.9.0`).
+    pub observed_version: Option<String>,
+}
+
+/// The API version of instancetypes and preferences.
+pub const INSTANCETYPE_API_VERSION: &str = "instancetype.kubevirt.io/v1beta1";
 
 /// The reads the rules may ask for. An `Err` carries why the answer is not known (not granted, no
 /// cluster, not found, ...): the rules then fall back to the settings and the spec.
 pub trait Cluster {
-    /// The cluster-wide eviction strategy: the first KubeVirt CR's
-    /// `spec.configuration.evictionStrategy` (`Ok(None)`: no CR, or the CR sets none).
-    fn kubevirt_eviction_strategy(&self) -> Result<Option<String>, String>;
+    /// The first KubeVirt CR (`Ok(None)`: there is none).
+    fn kubevirt(&self) -> Result<Option<KubeVirtCr>, String>;
+
+    /// The `spec` of the `instancetype.kubevirt.io/v1beta1` object `kind`/`name`
+    /// (`VirtualMachineClusterInstancetype`, `VirtualMachineInstancetype`,
+    /// `VirtualMachineClusterPreference`, `VirtualMachinePreference`); `namespace` is `None` for
+    /// the cluster-wide kinds.
+    fn instancetype_spec(
+        &self,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, String>;
 
     /// `spec.accessModes` of the PersistentVolumeClaim `name` in `namespace`.
     fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String>;
 }
 
-/// The Kubewarden host: `list_resources_all` of `kubevirt.io/v1 KubeVirt` and `get_resource` of
-/// `v1 PersistentVolumeClaim`, exactly as the README documents them for kwctl replay sessions.
+/// The Kubewarden host: `list_resources_all` of `kubevirt.io/v1 KubeVirt`, `get_resource` of the
+/// instancetype kinds and of `v1 PersistentVolumeClaim`, exactly as the README documents them for
+/// kwctl replay sessions.
 pub struct Host;
 
 impl Cluster for Host {
-    fn kubevirt_eviction_strategy(&self) -> Result<Option<String>, String> {
+    fn kubevirt(&self) -> Result<Option<KubeVirtCr>, String> {
         let request = ListAllResourcesRequest {
             api_version: KubeVirt::API_VERSION.to_owned(),
             kind: KubeVirt::KIND.to_owned(),
@@ -35,11 +62,28 @@ impl Cluster for Host {
             field_masks: None,
         };
         let list = list_all_resources::<KubeVirt>(&request).map_err(why)?;
-        Ok(list
-            .items
-            .into_iter()
-            .next()
-            .and_then(|cr| cr.spec.configuration.eviction_strategy))
+        Ok(list.items.into_iter().next().map(|cr| KubeVirtCr {
+            configuration: cr.spec.configuration,
+            observed_version: cr.status.observed_kube_virt_version,
+        }))
+    }
+
+    fn instancetype_spec(
+        &self,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, String> {
+        let request = GetResourceRequest {
+            api_version: INSTANCETYPE_API_VERSION.to_owned(),
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            namespace: namespace.map(str::to_owned),
+            disable_cache: false,
+            field_masks: None,
+        };
+        let object: WithSpec = get_resource(&request).map_err(why)?;
+        Ok(object.spec)
     }
 
     fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String> {
@@ -76,18 +120,26 @@ fn why(error: kubewarden_policy_sdk::error::Error) -> String {
 #[serde(default)]
 struct KubeVirt {
     spec: KubeVirtSpec,
+    status: KubeVirtStatus,
 }
 
 #[derive(Deserialize, Clone, Default)]
 #[serde(default)]
 struct KubeVirtSpec {
-    configuration: KubeVirtConfiguration,
+    configuration: Configuration,
 }
 
 #[derive(Deserialize, Clone, Default)]
 #[serde(default, rename_all = "camelCase")]
-struct KubeVirtConfiguration {
-    eviction_strategy: Option<String>,
+struct KubeVirtStatus {
+    observed_kube_virt_version: Option<String>,
+}
+
+/// An instancetype or preference: only its `spec`, kept as JSON for the expansion.
+#[derive(Deserialize, Clone)]
+struct WithSpec {
+    #[serde(default)]
+    spec: Value,
 }
 
 impl KubeVirt {
@@ -112,7 +164,8 @@ impl k8s_openapi::ListableResource for KubeVirt {
 /// one warning that says what could not be checked.
 pub(crate) struct Lookups<'a> {
     cluster: &'a dyn Cluster,
-    kubevirt: OnceCell<Option<String>>,
+    kubevirt: OnceCell<Option<KubeVirtCr>>,
+    instancetypes: RefCell<Vec<(String, Option<Value>)>>,
     claims: RefCell<Vec<(String, Option<Vec<String>>)>>,
     failures: RefCell<Vec<String>>,
 }
@@ -122,22 +175,54 @@ impl<'a> Lookups<'a> {
         Lookups {
             cluster,
             kubevirt: OnceCell::new(),
+            instancetypes: RefCell::new(Vec::new()),
             claims: RefCell::new(Vec::new()),
             failures: RefCell::new(Vec::new()),
         }
     }
 
-    /// The KubeVirt CR's eviction strategy; `None` when it sets none or cannot be read.
-    pub(crate) fn kubevirt_eviction_strategy(&self) -> Option<String> {
+    /// Whether the KubeVirt CR has been asked for already (answered or failed).
+    pub(crate) fn kubevirt_read(&self) -> bool {
+        self.kubevirt.get().is_some()
+    }
+
+    /// The KubeVirt CR; `None` when there is none or it cannot be read. `fallback` says, in the
+    /// failure warning, what the rules use instead (`treated as None`).
+    pub(crate) fn kubevirt(&self, fallback: &str) -> Option<&KubeVirtCr> {
         self.kubevirt
-            .get_or_init(|| match self.cluster.kubevirt_eviction_strategy() {
-                Ok(strategy) => strategy,
+            .get_or_init(|| match self.cluster.kubevirt() {
+                Ok(cr) => cr,
                 Err(why) => {
-                    self.fail(format!("KubeVirt CR ({why}), treated as None"));
+                    self.fail(format!("KubeVirt CR ({why}), {fallback}"));
                     None
                 }
             })
-            .clone()
+            .as_ref()
+    }
+
+    /// The `spec` of an instancetype or preference; `None` when it cannot be read.
+    pub(crate) fn instancetype_spec(
+        &self,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let key = format!(
+            "{kind} {}{name}",
+            namespace.map(|n| format!("{n}/")).unwrap_or_default()
+        );
+        if let Some((_, spec)) = self.instancetypes.borrow().iter().find(|(k, _)| *k == key) {
+            return spec.clone();
+        }
+        let spec = match self.cluster.instancetype_spec(kind, namespace, name) {
+            Ok(spec) => Some(spec),
+            Err(why) => {
+                self.fail(format!("{key} ({why}), not applied"));
+                None
+            }
+        };
+        self.instancetypes.borrow_mut().push((key, spec.clone()));
+        spec
     }
 
     /// A claim's access modes; `None` when it cannot be read.

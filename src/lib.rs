@@ -9,6 +9,7 @@
 
 mod allowed;
 pub mod cluster;
+pub mod configuration;
 pub mod drain;
 pub mod eviction;
 mod json;
@@ -23,6 +24,7 @@ pub mod settings;
 mod strategy;
 mod verdict;
 mod vm;
+mod vmi;
 
 use kubewarden_policy_sdk::wapc_guest as guest;
 

@@ -3,6 +3,7 @@
 use kubewarden_policy_sdk::settings::Validatable;
 use serde::Deserialize;
 
+use crate::configuration::{Configuration, Rules, parse_version};
 use crate::strategy::{
     DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE,
     MAINTENANCE_STRATEGIES, is_eviction_strategy,
@@ -56,6 +57,12 @@ pub struct KubevirtSettings {
     pub allowed_eviction_strategies: Vec<String>,
     pub recommended_eviction_strategy: String,
     pub require_evict_fallback: bool,
+    /// The KubeVirt release the cluster runs (`v1.8.4`); unset: the CR's
+    /// `status.observedKubeVirtVersion`, else the newest rules.
+    pub version: Option<String>,
+    /// A copy of the KubeVirt CR's `spec.configuration`; unset: the live CR's.
+    #[serde(deserialize_with = "crate::configuration::object_or_null")]
+    pub configuration: Option<Configuration>,
 }
 
 fn all_eviction_strategies() -> Vec<String> {
@@ -79,6 +86,8 @@ impl Default for KubevirtSettings {
             allowed_eviction_strategies: all_eviction_strategies(),
             recommended_eviction_strategy: LIVE_MIGRATE_IF_POSSIBLE.to_owned(),
             require_evict_fallback: true,
+            version: None,
+            configuration: None,
         }
     }
 }
@@ -186,6 +195,12 @@ impl Validatable for Settings {
             }
         }
         let kubevirt = &self.kubevirt;
+        if let Some(version) = &kubevirt.version {
+            check_version(version)?;
+        }
+        if let Some(configuration) = &kubevirt.configuration {
+            configuration.check("kubevirt.configuration")?;
+        }
         check_list(
             "kubevirt.allowedEvictionStrategies",
             &kubevirt.allowed_eviction_strategies,
@@ -197,6 +212,38 @@ impl Validatable for Settings {
             "kubevirt.allowedEvictionStrategies",
             &kubevirt.allowed_eviction_strategies,
         )
+    }
+}
+
+/// The releases whose rules the policy knows (README, "Migratability").
+pub const SUPPORTED_RELEASES: &str = "v1.8.x, v1.9.x";
+
+impl KubevirtSettings {
+    /// The rules `kubevirt.version` names; `None` when unset.
+    pub fn rules(&self) -> Option<Rules> {
+        self.version
+            .as_deref()
+            .and_then(parse_version)
+            .map(Rules::of)
+    }
+}
+
+/// `kubevirt.version`: `v1.8.4`, `1.9.0` or `v1.9`, a supported release.
+fn check_version(version: &str) -> Result<(), String> {
+    let digits = version.strip_prefix('v').unwrap_or(version);
+    let parts: Vec<&str> = digits.split('.').collect();
+    let numeric = (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    match parse_version(version).filter(|_| numeric) {
+        None => Err(format!(
+            "kubevirt.version: {version:?} is not a KubeVirt release such as v1.8.4"
+        )),
+        Some((major, minor)) if major != 1 || !(8..=9).contains(&minor) => Err(format!(
+            "kubevirt.version: {version} is not supported (supported: {SUPPORTED_RELEASES})"
+        )),
+        Some(_) => Ok(()),
     }
 }
 

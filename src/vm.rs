@@ -101,20 +101,9 @@ pub(crate) fn annotation<'a>(vm: &'a Object, key: &str) -> Option<&'a Value> {
     member(vm.get("metadata"), "annotations")?.get(key)
 }
 
-/// `x.spec.template.metadata.annotations[key]`.
-pub(crate) fn template_annotation<'a>(vm: &'a Object, key: &str) -> Option<&'a Value> {
-    let metadata = template(vm)?.get("metadata");
-    member(metadata, "annotations")?.get(key)
-}
-
 /// `x.spec.template.spec.domain`.
 pub(crate) fn domain(vm: &Object) -> Option<&Value> {
     template_spec(vm)?.get("domain")
-}
-
-/// `x.spec.template.spec.domain.devices[list]` (`hostDevices`, `gpus`, `interfaces`, ...).
-pub(crate) fn devices<'a>(vm: &'a Object, list: &str) -> &'a [Value] {
-    items(member(domain(vm), "devices").and_then(|d| d.get(list)))
 }
 
 /// `x.spec.template.spec[list]` (`volumes`, `networks`).

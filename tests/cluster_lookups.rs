@@ -8,7 +8,9 @@ use common::{Case, TestCluster, fixture, patched, run, vm_request};
 use serde_json::{Value, json};
 
 const FIELD: &str = "spec.template.spec.evictionStrategy";
-const GPU_REASONS: &str = "host device harvester-node-2-000081000, GPU vgpu-0";
+/// db-01's `host-model` CPU: node-dependent, a warning of its own.
+const CPU: &str = "spec.template.spec.evictionStrategy: may block drains (CPUModeLiveMigratable: host-model CPU, if the node has no host model)";
+const GPU_REASONS: &str = "HostDeviceNotLiveMigratable: host device harvester-node-2-000081000; HostDeviceNotLiveMigratable: GPU vgpu-0 without gate VGPULiveMigration";
 
 /// ml-train-01 (a host device and a GPU) without an eviction strategy of its own.
 fn gpu_vm() -> Value {
@@ -31,10 +33,7 @@ fn external_claim_vm() -> Value {
 }
 
 fn cluster_strategy(strategy: &str) -> TestCluster {
-    TestCluster {
-        kubevirt: Ok(Some(strategy.to_owned())),
-        ..TestCluster::default()
-    }
+    TestCluster::strategy(strategy)
 }
 
 fn claim(modes: Vec<&'static str>) -> TestCluster {
@@ -83,16 +82,23 @@ fn cluster_eviction_strategy() {
             .calls(&["kubevirt"]),
         Case::new("no KubeVirt CR: None, no V7", create(gpu_vm())).calls(&["kubevirt"]),
         Case::new(
-            "the VM's own LiveMigrate: no KubeVirt lookup",
+            "the VM's own LiveMigrate: the CR read for its configuration (one GPU), not its strategy",
             create(patched(
                 gpu_vm(),
                 &json!([{"op": "add", "path": "/spec/template/spec/evictionStrategy", "value": "LiveMigrate"}]),
             )),
         )
         .cluster(cluster_strategy("None"))
+        .calls(&["kubevirt"])
         .warns(&warning),
-        Case::new("clusterDefault set: no KubeVirt lookup", create(gpu_vm()))
+        Case::new("clusterDefault set: the CR read for the configuration only", create(gpu_vm()))
             .settings(json!({"evictionStrategy": {"clusterDefault": "LiveMigrate"}}))
+            .cluster(cluster_strategy("None"))
+            .calls(&["kubevirt"])
+            .warns(&warning),
+        Case::new("clusterDefault, version and configuration set: no lookup", create(gpu_vm()))
+            .settings(json!({"evictionStrategy": {"clusterDefault": "LiveMigrate"},
+                "kubevirt": {"version": "v1.9.0", "configuration": {}}}))
             .cluster(cluster_strategy("None"))
             .warns(&warning),
         Case::new(
@@ -126,7 +132,7 @@ fn cluster_eviction_strategy() {
 #[test]
 fn claims_from_the_cluster() {
     let rwo = format!(
-        "{FIELD}: LiveMigrate blocks drains, not migratable (volume web-01-disk-0-k2x7q (ReadWriteOnce))"
+        "{FIELD}: LiveMigrate blocks drains, not migratable (DisksNotLiveMigratable: volume web-01-disk-0-k2x7q (ReadWriteOnce))"
     );
     let other_ns = {
         let mut request = create(external_claim_vm());
@@ -146,14 +152,14 @@ fn claims_from_the_cluster() {
             .settings(json!({"evictionStrategy": {"nonMigratable": "reject"}}))
             .cluster(claim(vec!["ReadWriteOnce"]))
             .calls(&["claim default/web-01-disk-0-k2x7q"])
-            .rejects(format!("{FIELD}: VM cannot live-migrate (volume web-01-disk-0-k2x7q (ReadWriteOnce)) and would block node drains with LiveMigrate; use LiveMigrateIfPossible or None")),
+            .rejects(format!("{FIELD}: VM cannot live-migrate (DisksNotLiveMigratable: volume web-01-disk-0-k2x7q (ReadWriteOnce)) and would block node drains with LiveMigrate; use LiveMigrateIfPossible or None")),
         Case::new("RWX claim: no reason", create(external_claim_vm()))
             .cluster(claim(vec!["ReadWriteOnce", "ReadWriteMany"]))
             .calls(&["claim default/web-01-disk-0-k2x7q"]),
         Case::new("ReadOnlyMany is not shared", create(external_claim_vm()))
             .cluster(claim(vec!["ReadOnlyMany"]))
             .calls(&["claim default/web-01-disk-0-k2x7q"])
-            .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (volume web-01-disk-0-k2x7q (ReadOnlyMany))")),
+            .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (DisksNotLiveMigratable: volume web-01-disk-0-k2x7q (ReadOnlyMany))")),
         Case::new("missing claim: not a reason, one warning", create(external_claim_vm()))
             .calls(&["claim default/web-01-disk-0-k2x7q"])
             .warns("cluster lookup failed: PVC default/web-01-disk-0-k2x7q (persistentvolumeclaims \"web-01-disk-0-k2x7q\" not found), not checked"),
@@ -174,13 +180,15 @@ fn claims_from_the_cluster() {
                 ..TestCluster::default()
             })
             .calls(&["claim prod/db-01-data"])
-            .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (volume db-01-data (ReadWriteOnce))")),
+            .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (DisksNotLiveMigratable: volume db-01-data (ReadWriteOnce))"))
+            .warns(CPU),
         Case::new(
             "claims from the VM's own templates are read from the spec",
             create(fixture("db-01-rwo-livemigrate")),
         )
         .cluster(claim(vec!["ReadWriteMany"]))
-        .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (volume db-01-data (ReadWriteOnce))")),
+        .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (DisksNotLiveMigratable: volume db-01-data (ReadWriteOnce))"))
+        .warns(CPU),
         Case::new(
             "KubeVirt first, then claims",
             create(patched(
@@ -189,7 +197,7 @@ fn claims_from_the_cluster() {
             )),
         )
         .cluster(TestCluster {
-            kubevirt: Ok(Some("LiveMigrate".to_owned())),
+            kubevirt: TestCluster::strategy("LiveMigrate").kubevirt,
             ..claim(vec!["ReadWriteOnce"])
         })
         .calls(&["kubevirt", "claim default/web-01-disk-0-k2x7q"])
@@ -211,7 +219,7 @@ fn assessment_reads_everything() {
     use vm_maintenance_strategy::settings::Settings;
     let settings = Settings::default();
     let cluster = TestCluster {
-        kubevirt: Ok(Some("LiveMigrate".to_owned())),
+        kubevirt: TestCluster::strategy("LiveMigrate").kubevirt,
         ..claim(vec!["ReadWriteOnce"])
     };
     let vm = patched(
@@ -221,7 +229,10 @@ fn assessment_reads_everything() {
     let got = assess(&vm, &settings, &cluster);
     assert_eq!(got.eviction_strategy.as_deref(), Some("LiveMigrate"));
     assert_eq!(got.source, StrategySource::Cluster);
-    assert_eq!(got.reasons, ["volume web-01-disk-0-k2x7q (ReadWriteOnce)"]);
+    assert_eq!(
+        got.reasons,
+        ["DisksNotLiveMigratable: volume web-01-disk-0-k2x7q (ReadWriteOnce)"]
+    );
     assert!(got.warnings.is_empty(), "{:?}", got.warnings);
 
     let offline: Settings = Settings::load(br#"{"clusterLookups": false}"#).expect("settings");

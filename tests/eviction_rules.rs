@@ -47,19 +47,22 @@ fn every_reason_a_vm_cannot_live_migrate() {
         (
             "ml-train-01",
             fixture("ml-train-01-gpu"),
-            &["host device harvester-node-2-000081000", "GPU vgpu-0"],
+            &[
+                "HostDeviceNotLiveMigratable: host device harvester-node-2-000081000",
+                "HostDeviceNotLiveMigratable: GPU vgpu-0 without gate VGPULiveMigration",
+            ],
             &[],
         ),
         (
             "db-01",
             fixture("db-01-rwo-livemigrate"),
-            &["volume db-01-data (ReadWriteOnce)"],
+            &["DisksNotLiveMigratable: volume db-01-data (ReadWriteOnce)"],
             &[],
         ),
         (
             "vdi-07: GPU, bridge allowed by annotation",
             fixture("vdi-07-invalid"),
-            &["GPU gpu1"],
+            &["HostDeviceNotLiveMigratable: GPU gpu1 without gate VGPULiveMigration"],
             &[],
         ),
         (
@@ -68,7 +71,7 @@ fn every_reason_a_vm_cannot_live_migrate() {
                 json!([{"op": "add", "path": format!("{DEVICES}/hostDevices"),
             "value": [{"deviceName": "intel.com/qat"}]}]),
             ),
-            &["host device intel.com/qat"],
+            &["HostDeviceNotLiveMigratable: host device intel.com/qat"],
             &[],
         ),
         (
@@ -77,14 +80,22 @@ fn every_reason_a_vm_cannot_live_migrate() {
                 json!([{"op": "add", "path": "/spec/template/spec/domain/launchSecurity",
             "value": {"tdx": {}}}]),
             ),
-            &["launch security (tdx)"],
+            &["TDXNotLiveMigratable: launch security tdx"],
             &[],
         ),
         (
-            "empty launch security (Secure Execution)",
+            "empty launch security, not s390x: no reason",
             web(json!([{"op": "add",
             "path": "/spec/template/spec/domain/launchSecurity", "value": {}}])),
-            &["launch security"],
+            &[],
+            &[],
+        ),
+        (
+            "empty launch security on s390x (Secure Execution)",
+            web(json!([{"op": "add",
+            "path": "/spec/template/spec/domain/launchSecurity", "value": {}},
+            {"op": "add", "path": "/spec/template/spec/architecture", "value": "s390x"}])),
+            &["SecureExecutionNotLiveMigratable: launch security on s390x"],
             &[],
         ),
         (
@@ -93,13 +104,13 @@ fn every_reason_a_vm_cannot_live_migrate() {
                 json!([{"op": "add", "path": "/spec/template/spec/domain/features/hypervPassthrough",
             "value": {"enabled": true}}]),
             ),
-            &["Hyper-V passthrough"],
+            &["HypervPassthroughNotLiveMigratable: Hyper-V passthrough"],
             &[],
         ),
         (
             "RWO in the annotation",
             rwo_annotation,
-            &["volume web-01-disk-0-k2x7q (ReadWriteOnce)"],
+            &["DisksNotLiveMigratable: volume web-01-disk-0-k2x7q (ReadWriteOnce)"],
             &[],
         ),
         (
@@ -136,7 +147,7 @@ fn every_reason_a_vm_cannot_live_migrate() {
         (
             "bridge on the pod network",
             bridge_on_pod,
-            &["bridge on pod network default"],
+            &["InterfaceNotLiveMigratable: bridge on pod network \"default\""],
             &[],
         ),
         (
@@ -151,7 +162,7 @@ fn every_reason_a_vm_cannot_live_migrate() {
                 json!([{"op": "add", "path": "/spec/template/spec/volumes/-",
             "value": {"name": "hd", "hostDisk": {"path": "/x", "shared": false}}}]),
             ),
-            &["hostDisk hd"],
+            &["DisksNotLiveMigratable: hostDisk hd not shared"],
             &[],
         ),
         (
@@ -198,28 +209,29 @@ fn m3_v6_v7_eviction_strategy() {
             &json!([{"op": "remove", "path": "/spec/template/spec/evictionStrategy"}]),
         )
     };
-    let rwo = "volume db-01-data (ReadWriteOnce)";
+    let rwo = "DisksNotLiveMigratable: volume db-01-data (ReadWriteOnce)";
+    let cpu = "spec.template.spec.evictionStrategy: may block drains (CPUModeLiveMigratable: host-model CPU, if the node has no host model)";
     let mode = |m: &str| json!({"evictionStrategy": {"nonMigratable": m}});
     run(vec![
-        Case::new("V7 warn by default", vm_request("CREATE", db(), None)).warns(warn_text(rwo)),
-        Case::new("V7 reject", vm_request("CREATE", db(), None)).settings(mode("reject")).rejects(reject_text(rwo)),
+        Case::new("V7 warn by default", vm_request("CREATE", db(), None)).warns(warn_text(rwo)).warns(cpu),
+        Case::new("V7 reject", vm_request("CREATE", db(), None)).settings(mode("reject")).rejects(reject_text(rwo)).warns(cpu),
         Case::new("V7 ignore", vm_request("CREATE", db(), None)).settings(mode("ignore")),
         Case::new("V7 fix never overwrites an explicit LiveMigrate", vm_request("CREATE", db(), None))
-            .settings(mode("fix")).rejects(reject_text(rwo)),
+            .settings(mode("fix")).rejects(reject_text(rwo)).warns(cpu),
         Case::new("V7 fix under clusterDefault LiveMigrate", vm_request("CREATE", db_unset(), None))
             .settings(json!({"evictionStrategy": {"nonMigratable": "fix", "clusterDefault": "LiveMigrate"}}))
             .warns(format!("spec.template.spec.evictionStrategy: set to LiveMigrateIfPossible, not migratable ({rwo})"))
             .sets("/spec/template/spec/evictionStrategy", json!("LiveMigrateIfPossible")),
         Case::new("V7 clusterDefault LiveMigrate, warn", vm_request("CREATE", db_unset(), None))
             .settings(json!({"evictionStrategy": {"clusterDefault": "LiveMigrate"}}))
-            .warns(warn_text(rwo)),
+            .warns(warn_text(rwo)).warns(cpu),
         Case::new("V7 clusterDefault LiveMigrateIfPossible", vm_request("CREATE", db_unset(), None))
             .settings(json!({"evictionStrategy": {"clusterDefault": "LiveMigrateIfPossible", "nonMigratable": "reject"}})),
         Case::new("V7 not LiveMigrate: no conflict (ml-train-01)", vm_request("CREATE", fixture("ml-train-01-gpu"), None))
             .settings(mode("reject")),
         Case::new("V7 validate only, reject", vm_request("CREATE", db(), None))
             .settings(json!({"mutate": false, "evictionStrategy": {"nonMigratable": "reject"}}))
-            .rejects(reject_text(rwo)),
+            .rejects(reject_text(rwo)).warns(cpu),
         Case::new("M3 default set", vm_request("CREATE", db_unset(), None))
             .settings(json!({"evictionStrategy": {"default": "LiveMigrateIfPossible"}}))
             .sets("/spec/template/spec/evictionStrategy", json!("LiveMigrateIfPossible")),

@@ -258,16 +258,41 @@ pub fn cluster_lookup_scenario() -> Option<Scenario> {
 pub struct MemoryCluster<'a>(pub &'a [Value]);
 
 impl vm_maintenance_strategy::cluster::Cluster for MemoryCluster<'_> {
-    fn kubevirt_eviction_strategy(&self) -> Result<Option<String>, String> {
-        Ok(self
-            .0
+    fn kubevirt(&self) -> Result<Option<vm_maintenance_strategy::cluster::KubeVirtCr>, String> {
+        let Some(cr) = self.0.iter().find(|o| o["kind"] == "KubeVirt") else {
+            return Ok(None);
+        };
+        let configuration = cr
+            .pointer("/spec/configuration")
+            .cloned()
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        Ok(Some(vm_maintenance_strategy::cluster::KubeVirtCr {
+            configuration,
+            observed_version: cr
+                .pointer("/status/observedKubeVirtVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }))
+    }
+
+    fn instancetype_spec(
+        &self,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, String> {
+        self.0
             .iter()
-            .find(|o| o["kind"] == "KubeVirt")
-            .and_then(|o| {
-                o.pointer("/spec/configuration/evictionStrategy")?
-                    .as_str()
-                    .map(str::to_owned)
-            }))
+            .find(|o| {
+                o["kind"] == kind
+                    && o["metadata"]["name"] == name
+                    && o["metadata"]["namespace"].as_str() == namespace
+            })
+            .map(|o| o["spec"].clone())
+            .ok_or_else(|| format!("{kind} {name} not found"))
     }
 
     fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String> {

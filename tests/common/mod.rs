@@ -51,11 +51,15 @@ pub fn evaluate_with(request: Value, settings: Value, cluster: &TestCluster) -> 
     serde_json::from_slice(&answer).expect("the policy answers JSON")
 }
 
-/// A cluster of plain data that records the lookups made, as `kubevirt` and
-/// `claim NAMESPACE/NAME`.
+/// A cluster of plain data that records the lookups made, as `kubevirt`,
+/// `KIND [NAMESPACE/]NAME` (instancetypes and preferences) and `claim NAMESPACE/NAME`.
 pub struct TestCluster {
-    /// The KubeVirt CR's eviction strategy (`Ok(None)`: no CR or none set), or why it fails.
-    pub kubevirt: Result<Option<String>, String>,
+    /// The KubeVirt CR as JSON (`Ok(None)`: no CR), or why it fails.
+    pub kubevirt: Result<Option<Value>, String>,
+    /// `(kind, namespace, name, spec)` of instancetypes and preferences; any other is not found.
+    pub instancetypes: Vec<(&'static str, Option<&'static str>, &'static str, Value)>,
+    /// Every instancetype or preference lookup fails with this.
+    pub instancetypes_fail: Option<String>,
     /// `(namespace, name, access modes)`; any other claim is not found.
     pub claims: Vec<(&'static str, &'static str, Vec<&'static str>)>,
     /// Every claim lookup fails with this.
@@ -67,6 +71,8 @@ impl Default for TestCluster {
     fn default() -> Self {
         TestCluster {
             kubevirt: Ok(None),
+            instancetypes: Vec::new(),
+            instancetypes_fail: None,
             claims: Vec::new(),
             claims_fail: None,
             calls: RefCell::new(Vec::new()),
@@ -74,10 +80,69 @@ impl Default for TestCluster {
     }
 }
 
+impl TestCluster {
+    /// A cluster whose KubeVirt CR sets `evictionStrategy: strategy`.
+    pub fn strategy(strategy: &str) -> TestCluster {
+        TestCluster::kubevirt(json!({"spec": {"configuration": {"evictionStrategy": strategy}}}))
+    }
+    /// A cluster with the KubeVirt CR `cr` (JSON).
+    pub fn kubevirt(cr: Value) -> TestCluster {
+        TestCluster {
+            kubevirt: Ok(Some(cr)),
+            ..TestCluster::default()
+        }
+    }
+    /// The same cluster with one more instancetype or preference.
+    pub fn with(
+        mut self,
+        kind: &'static str,
+        namespace: Option<&'static str>,
+        name: &'static str,
+        spec: Value,
+    ) -> TestCluster {
+        self.instancetypes.push((kind, namespace, name, spec));
+        self
+    }
+}
+
 impl vm_maintenance_strategy::cluster::Cluster for TestCluster {
-    fn kubevirt_eviction_strategy(&self) -> Result<Option<String>, String> {
+    fn kubevirt(&self) -> Result<Option<vm_maintenance_strategy::cluster::KubeVirtCr>, String> {
         self.calls.borrow_mut().push("kubevirt".to_owned());
-        self.kubevirt.clone()
+        let Some(cr) = self.kubevirt.clone()? else {
+            return Ok(None);
+        };
+        let configuration = cr
+            .pointer("/spec/configuration")
+            .cloned()
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        Ok(Some(vm_maintenance_strategy::cluster::KubeVirtCr {
+            configuration,
+            observed_version: cr
+                .pointer("/status/observedKubeVirtVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }))
+    }
+
+    fn instancetype_spec(
+        &self,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, String> {
+        let at = namespace.map(|n| format!("{n}/")).unwrap_or_default();
+        self.calls.borrow_mut().push(format!("{kind} {at}{name}"));
+        if let Some(why) = &self.instancetypes_fail {
+            return Err(why.clone());
+        }
+        self.instancetypes
+            .iter()
+            .find(|(k, ns, n, _)| *k == kind && *ns == namespace && *n == name)
+            .map(|(_, _, _, spec)| spec.clone())
+            .ok_or_else(|| format!("{kind} \"{name}\" not found"))
     }
 
     fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String> {
