@@ -868,7 +868,7 @@ fn restart_of(label: &str, vm: Option<&Value>) -> (Restart, String) {
     let Some(vm) = vm else {
         return (
             Restart::Never,
-            format!("its VM does not exist: not annotated, not started again"),
+            "its VM does not exist: not annotated, not started again".to_owned(),
         );
     };
     match vm_label(vm) {
