@@ -243,3 +243,144 @@ fn assessment_reads_everything() {
     );
     assert!(got.reasons.is_empty());
 }
+
+const IT: &str = "VirtualMachineClusterInstancetype";
+const PREF: &str = "VirtualMachineClusterPreference";
+const IT_GPU: &str = "HostDeviceNotLiveMigratable: GPU gpu0 without gate VGPULiveMigration";
+
+/// legacy-01 (masquerade, an RWX claim template) of the cluster instancetype `gn1.xlarge` and
+/// the cluster preference `windows`, `strategy` its own eviction strategy (`None`: none).
+fn typed_vm(strategy: Option<&str>) -> Value {
+    let mut vm = fixture("legacy-01-unlabelled");
+    let labels = json!({"harvesterhci.io/maintain-mode-strategy": "Migrate"});
+    vm["metadata"]["labels"] = labels.clone();
+    vm["spec"]["template"]["metadata"] = json!({"labels": labels});
+    vm["spec"]["instancetype"] = json!({"name": "gn1.xlarge"});
+    vm["spec"]["preference"] =
+        json!({"name": "windows", "kind": "VirtualMachineClusterPreference"});
+    if let Some(strategy) = strategy {
+        vm["spec"]["template"]["spec"]["evictionStrategy"] = json!(strategy);
+    }
+    vm
+}
+
+/// gn1.xlarge (one GPU) and windows (Hyper-V reenlightenment).
+fn typed_cluster(base: TestCluster) -> TestCluster {
+    base.with(
+        IT,
+        None,
+        "gn1.xlarge",
+        json!({"cpu": {"guest": 4}, "memory": {"guest": "16Gi"},
+            "gpus": [{"name": "gpu0", "deviceName": "nvidia.com/TU104GL_Tesla_T4"}]}),
+    )
+    .with(
+        PREF,
+        None,
+        "windows",
+        json!({"features": {"preferredHyperv": {"reenlightenment": {}}}}),
+    )
+}
+
+#[test]
+fn instancetype_and_preference_lookups() {
+    let warn = format!("{FIELD}: LiveMigrate blocks drains, not migratable ({IT_GPU})");
+    let tsc = format!(
+        "{FIELD}: may block drains (NoTSCFrequencyNotLiveMigratable: Hyper-V reenlightenment, if no TSC frequency is known)"
+    );
+    let known = json!({"kubevirt": {"version": "v1.9.0", "configuration": {}}});
+    let with_claim = |mut vm: Value| {
+        vm["metadata"]["annotations"]
+            .as_object_mut()
+            .map(|a| a.remove("harvesterhci.io/volumeClaimTemplates"));
+        vm
+    };
+    let claim_cluster = |base: TestCluster| TestCluster {
+        claims: vec![("default", "legacy-01-disk-0-9tcd4", vec!["ReadWriteMany"])],
+        ..typed_cluster(base)
+    };
+    let namespaced = {
+        let mut vm = typed_vm(Some("LiveMigrate"));
+        vm["spec"]["instancetype"]["kind"] = json!("virtualmachineinstancetypes");
+        vm["spec"].as_object_mut().map(|s| s.remove("preference"));
+        vm
+    };
+    run(vec![
+        Case::new("answered: the instancetype's GPU and the preference's Hyper-V", create(typed_vm(Some("LiveMigrate"))))
+            .settings(known.clone())
+            .cluster(typed_cluster(TestCluster::default()))
+            .calls(&[&format!("{IT} gn1.xlarge"), &format!("{PREF} windows")])
+            .warns(&warn)
+            .warns(&tsc),
+        Case::new("the CR after the instancetype when its GPU needs the configuration", create(typed_vm(Some("LiveMigrate"))))
+            .cluster(typed_cluster(TestCluster::kubevirt(json!({"spec": {"configuration": {}}, "status": {"observedKubeVirtVersion": "v1.8.4"}}))))
+            .calls(&[&format!("{IT} gn1.xlarge"), &format!("{PREF} windows"), "kubevirt"])
+            .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (HostDeviceNotLiveMigratable: GPU gpu0)"))
+            .warns(&tsc),
+        Case::new("call order: KubeVirt CR, instancetype, preference, claims", create(with_claim(typed_vm(None))))
+            .cluster(claim_cluster(TestCluster::strategy("LiveMigrate")))
+            .calls(&["kubevirt", &format!("{IT} gn1.xlarge"), &format!("{PREF} windows"), "claim default/legacy-01-disk-0-9tcd4"])
+            .warns(&warn)
+            .warns(&tsc),
+        Case::new("call order with the strategy from the settings: the CR read for the configuration, then claims",
+            create(with_claim(typed_vm(None))))
+            .settings(json!({"evictionStrategy": {"clusterDefault": "LiveMigrate"}}))
+            .cluster(claim_cluster(TestCluster::strategy("None")))
+            .calls(&[&format!("{IT} gn1.xlarge"), &format!("{PREF} windows"), "kubevirt", "claim default/legacy-01-disk-0-9tcd4"])
+            .warns(&warn)
+            .warns(&tsc),
+        Case::new("failed: the VM's own spec, one warning", create(typed_vm(Some("LiveMigrate"))))
+            .settings(known.clone())
+            .cluster(TestCluster { instancetypes_fail: Some("not granted".to_owned()), ..TestCluster::default() })
+            .calls(&[&format!("{IT} gn1.xlarge"), &format!("{PREF} windows")])
+            .warns(format!("cluster lookup failed: {IT} gn1.xlarge (not granted), not applied; {PREF} windows (not granted), not applied")),
+        Case::new("not found: the same fallback", create(typed_vm(Some("LiveMigrate"))))
+            .settings(known.clone())
+            .calls(&[&format!("{IT} gn1.xlarge"), &format!("{PREF} windows")])
+            .warns(format!("cluster lookup failed: {IT} gn1.xlarge ({IT} \"gn1.xlarge\" not found), not applied; {PREF} windows ({PREF} \"windows\" not found), not applied")),
+        Case::new("not needed under LiveMigrateIfPossible: no call", create(typed_vm(Some("LiveMigrateIfPossible"))))
+            .cluster(typed_cluster(TestCluster::strategy("LiveMigrate"))),
+        Case::new("not needed with nonMigratable ignore: no call", create(typed_vm(Some("LiveMigrate"))))
+            .settings(json!({"evictionStrategy": {"nonMigratable": "ignore"}}))
+            .cluster(typed_cluster(TestCluster::strategy("LiveMigrate"))),
+        Case::new("clusterLookups false: no call, the VM's own spec", create(typed_vm(Some("LiveMigrate"))))
+            .settings(json!({"clusterLookups": false}))
+            .cluster(typed_cluster(TestCluster::strategy("LiveMigrate"))),
+        Case::new("the cluster CR says None: the instancetype is not read", create(typed_vm(None)))
+            .cluster(typed_cluster(TestCluster::strategy("None")))
+            .calls(&["kubevirt"]),
+        Case::new("a namespaced kind, matched case-insensitively, in the VM's namespace", create(namespaced))
+            .settings(known.clone())
+            .cluster(TestCluster::default().with(
+                "VirtualMachineInstancetype",
+                Some("default"),
+                "gn1.xlarge",
+                json!({"hostDevices": [{"name": "nic", "deviceName": "intel.com/e810"}]}),
+            ))
+            .calls(&["VirtualMachineInstancetype default/gn1.xlarge"])
+            .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (HostDeviceNotLiveMigratable: host device nic)")),
+        Case::new("an unknown kind: no call, a warning", create({
+            let mut vm = typed_vm(Some("LiveMigrate"));
+            vm["spec"]["instancetype"]["kind"] = json!("Flavor");
+            vm["spec"].as_object_mut().map(|s| s.remove("preference"));
+            vm
+        }))
+            .settings(known.clone())
+            .warns("spec.instancetype.kind: unknown kind \"flavor\", not applied"),
+        Case::new("a conflict with the VM: a warning, nothing applied", create({
+            let mut vm = typed_vm(Some("LiveMigrate"));
+            vm["spec"]["template"]["spec"]["domain"]["devices"]["gpus"] = json!([{"name": "own", "deviceName": "x"}]);
+            vm
+        }))
+            .settings(json!({"kubevirt": {"version": "v1.8.4", "configuration": {}}}))
+            .cluster(typed_cluster(TestCluster::default()))
+            .calls(&[&format!("{IT} gn1.xlarge"), &format!("{PREF} windows")])
+            .warns(format!("spec.instancetype: {IT} gn1.xlarge conflicts with the VM in gpus; KubeVirt rejects the VM"))
+            .warns(format!("{FIELD}: LiveMigrate blocks drains, not migratable (HostDeviceNotLiveMigratable: GPU own)")),
+        Case::new("fix: each lookup once for mutation and validation", create(typed_vm(None)))
+            .settings(json!({"evictionStrategy": {"nonMigratable": "fix"}}))
+            .cluster(typed_cluster(TestCluster::strategy("LiveMigrate")))
+            .calls(&["kubevirt", &format!("{IT} gn1.xlarge"), &format!("{PREF} windows")])
+            .sets("/spec/template/spec/evictionStrategy", json!("LiveMigrateIfPossible"))
+            .warns(format!("{FIELD}: set to LiveMigrateIfPossible, not migratable ({IT_GPU})")),
+    ]);
+}
