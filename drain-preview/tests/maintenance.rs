@@ -92,8 +92,8 @@ fn brief(preview: &Value) -> Vec<String> {
 fn every_node_of_the_sample_forced_and_not() {
     #[rustfmt::skip]
     let cases: [(&str, bool, i32, &str, &[&str]); 8] = [
-        // Refused: a LiveMigratable=False VMI, a VM pinned by nodeSelector, and a VM on node-3 whose
-        // volume's last started replica is here.
+        // Refused: two LiveMigratable=False VMIs (host devices), one also pinned by its
+        // nodeSelector, and a VM on node-3 whose volume's last started replica is here.
         ("harvester-node-1", false, 2, "Refused", &[]),
         // Forced: exactly those three stopped, never restarted (prod/db-02 on node-3 too); the
         // Shutdown-labelled migratable prod/db-01 is not stopped and its Pod is skipped.
@@ -152,7 +152,7 @@ fn every_node_of_the_sample_forced_and_not() {
         [
             (
                 json!("HostDeviceNotLiveMigratable"),
-                json!(["ai/ml-train-01"])
+                json!(["ai/ml-train-01", "net/nfv-router-01"])
             ),
             (json!("LastHealthyReplica"), json!(["prod/db-02"])),
             (
