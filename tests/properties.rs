@@ -714,3 +714,24 @@ fn same(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// Found by `make fuzz` (fuzz/regressions/settings/trailing-bytes-*): `Settings::from_json` never
+/// calls `Deserializer::end`, so whatever follows the first JSON value is ignored and
+/// `validate_settings` accepts `{} x` or `{}{"mutate": 5}`. Ignored until fixed.
+#[test]
+#[ignore = "known: settings with trailing bytes are accepted (report to the lead)"]
+fn settings_with_trailing_bytes_are_refused() {
+    let accepted: Vec<&str> = [
+        "{} x",
+        "{}{\"mutate\": 5}",
+        "{\"mutate\": false} trailing",
+        "{}\u{0}",
+    ]
+    .into_iter()
+    .filter(|s| {
+        let answer = vm_maintenance_strategy::policy::validate_settings(s.as_bytes());
+        serde_json::from_slice::<Value>(&answer).is_ok_and(|a| a["valid"] == true)
+    })
+    .collect();
+    assert!(accepted.is_empty(), "accepted: {accepted:?}");
+}
