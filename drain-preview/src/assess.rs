@@ -90,7 +90,8 @@ pub struct Assessment {
 ///   `persistentVolumeClaim.claimName` / `dataVolume.name` volume that is not one of the VM's own
 ///   templates (`spec.dataVolumeTemplates`, Harvester's `volumeClaimTemplates` annotation: those
 ///   are already judged from the VM), the dump's PVC of that name in the VM's namespace when its
-///   `spec.accessModes` lack `ReadWriteMany` → `volume NAME (MODES)`. A claim missing from the
+///   `spec.accessModes` lack `ReadWriteMany` → `DisksNotLiveMigratable: volume NAME (MODES)` (the
+///   policy's own wording). A claim missing from the
 ///   dump, or without access modes, is a note, not a reason.
 pub fn assess(vm: &Object, namespace: &str, settings: &Value, cluster: &ClusterView) -> Assessment {
     let own = vm
@@ -142,7 +143,10 @@ pub fn assess(vm: &Object, namespace: &str, settings: &Value, cluster: &ClusterV
         };
         if !modes.iter().any(|m| m == "ReadWriteMany") {
             let modes: Vec<&str> = modes.iter().filter_map(Value::as_str).collect();
-            reasons.push(format!("volume {claim} ({})", modes.join(", ")));
+            reasons.push(format!(
+                "DisksNotLiveMigratable: volume {claim} ({})",
+                modes.join(", ")
+            ));
         }
     }
     Assessment {
@@ -194,7 +198,11 @@ mod tests {
     use serde_json::json;
 
     fn vm(own: Option<&str>, volumes: Value) -> Object {
-        let mut spec = json!({"volumes": volumes});
+        let mut spec = json!({
+            "domain": {"devices": {"interfaces": [{"name": "default", "masquerade": {}}]}},
+            "networks": [{"name": "default", "pod": {}}],
+            "volumes": volumes,
+        });
         if let Some(own) = own {
             spec["evictionStrategy"] = json!(own);
         }
@@ -256,7 +264,10 @@ mod tests {
             {"name": "f", "containerDisk": {"image": "x"}},
         ]);
         let got = assess(&vm(None, volumes), "team", &json!({}), &cluster);
-        assert_eq!(got.reasons, ["volume rwo (ReadWriteOnce)"]);
+        assert_eq!(
+            got.reasons,
+            ["DisksNotLiveMigratable: volume rwo (ReadWriteOnce)"]
+        );
         assert_eq!(
             got.notes,
             [
