@@ -12,6 +12,10 @@ pub const K: &str = "harvesterhci.io/maintain-mode-strategy";
 pub fn check_validation_answer(answer: &[u8]) -> Value {
     let answer: Value = match serde_json::from_slice(answer) {
         Ok(answer) => answer,
+        // An object nested just under serde_json's limit of 128 comes back one level deeper
+        // inside `mutated_object`; a host could not have parsed that request (two levels deeper
+        // still) in the first place. Not a finding: the answer is only too deep for this parser.
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => return Value::Null,
         Err(e) => panic!(
             "validate answered no JSON ({e}): {}",
             String::from_utf8_lossy(answer)
