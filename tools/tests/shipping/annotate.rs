@@ -68,6 +68,10 @@ fn section_holds_the_metadata_field_by_field() -> Result<(), Error> {
     assert_eq!(
         doc["contextAwareResources"],
         serde_json::json!([
+            {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterInstancetype"},
+            {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineClusterPreference"},
+            {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype"},
+            {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference"},
             {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt"},
             {"apiVersion": "v1", "kind": "PersistentVolumeClaim"}
         ])
@@ -278,7 +282,7 @@ fn metadata_validation_errors() -> Result<(), Error> {
                 "apiVersion: v1\n    kind: KubeVirt",
                 "apiVersion: kubevirt.io/v1\n    kind: KubeVirt",
             ),
-            "contextAwareResources[1]: kubevirt.io/v1/KubeVirt is listed twice",
+            "contextAwareResources[5]: kubevirt.io/v1/KubeVirt is listed twice",
         ),
         (
             "bad author",
