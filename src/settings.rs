@@ -117,10 +117,12 @@ impl Settings {
         }
         let de = &mut serde_json::Deserializer::from_slice(raw);
         let settings: Option<Settings> =
-            serde_path_to_error::deserialize(de).map_err(|e| match e.path().to_string() {
+            serde_path_to_error::deserialize(&mut *de).map_err(|e| match e.path().to_string() {
                 path if path == "." || path == "?" => e.inner().to_string(),
                 path => format!("{path}: {}", e.inner()),
             })?;
+        // Settings are one JSON value: `{} x` is refused, not read as `{}`.
+        de.end().map_err(|e| e.to_string())?;
         Ok(settings.unwrap_or_default())
     }
 

@@ -80,6 +80,12 @@ fn invalid_settings() {
         ),
         (b"7", "invalid type: integer `7`, expected struct Settings"),
         (b"", "EOF while parsing a value"),
+        // One JSON value: what follows it is refused, not ignored (fuzz finding, BENCHMARKS.md).
+        (b"{} x", "trailing characters at line 1 column 4"),
+        (
+            br#"{}{"mutate": 5}"#,
+            "trailing characters at line 1 column 3",
+        ),
         (
             b"{\"labelKey\": \"\xff\"}",
             "labelKey: invalid unicode code point",

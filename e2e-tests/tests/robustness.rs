@@ -84,7 +84,14 @@ fn hostile_payloads_on_one_instance() {
         rejected_with(&validate(&instance, payload), *code, start);
         still_serving(&instance);
     }
-    for settings in [&b"\"x\""[..], b"[1]", b"", b"\xff", b"{\"mutate\": null}"] {
+    for settings in [
+        &b"\"x\""[..],
+        b"[1]",
+        b"",
+        b"\xff",
+        b"{\"mutate\": null}",
+        b"{} x",
+    ] {
         let bytes = instance
             .call("validate_settings", settings)
             .expect("validate_settings answers");
