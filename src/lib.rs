@@ -21,6 +21,7 @@ mod request;
 mod response;
 mod review;
 pub mod settings;
+mod splice;
 mod strategy;
 mod verdict;
 mod vm;

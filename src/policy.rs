@@ -5,6 +5,7 @@
 
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::cluster::{Cluster, Host};
 use crate::json::{FieldError, Object, parse_object};
@@ -12,8 +13,9 @@ use crate::request::{Operation, Payload, Request};
 use crate::response;
 use crate::review::Review;
 use crate::settings::Settings;
+use crate::splice::{Edit, splice};
 use crate::verdict::{MISCONFIGURED, UNPROCESSABLE, Verdict};
-use crate::vm;
+use crate::vm::{self, OwnedPaths};
 use crate::{eviction, kubevirt, labels};
 
 /// A mutation step: may edit only the paths its rules own, and may add warnings about what it did.
@@ -56,10 +58,10 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
             return response::reject(format!("invalid policy settings: {message}"), MISCONFIGURED);
         }
     };
-    let object = match parse_object(request.object) {
-        Ok(Some(object)) => object,
-        Ok(None) => return response::reject("object: missing".to_owned(), UNPROCESSABLE),
-        Err(why) => return response::reject(format!("object: {why}"), UNPROCESSABLE),
+    let (object, raw) = match (parse_object(request.object), request.object) {
+        (Ok(Some(object)), Some(raw)) => (object, raw),
+        (Err(why), _) => return response::reject(format!("object: {why}"), UNPROCESSABLE),
+        _ => return response::reject("object: missing".to_owned(), UNPROCESSABLE),
     };
     let namespace = match request.namespace.as_deref() {
         Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
@@ -77,7 +79,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
         request.old_object,
     );
     match target {
-        Target::VirtualMachine => virtual_machine(object, &review),
+        Target::VirtualMachine => virtual_machine(object, raw, &review),
         Target::KubeVirt => {
             let mut verdict = Verdict::default();
             KUBEVIRT_VALIDATIONS
@@ -103,13 +105,16 @@ fn gate(request: &Request) -> Option<(Target, Operation)> {
 
 /// G5, mutation, then validation of the mutated object. The mutation steps' warnings follow the
 /// validation's: they say what the policy did about what validation found.
-fn virtual_machine(mut vm: Object, review: &Review) -> Vec<u8> {
+fn virtual_machine(mut vm: Object, raw: &RawValue, review: &Review) -> Vec<u8> {
     if let Err(FieldError(message)) = labels::check_shape(&vm) {
         return response::reject(message, UNPROCESSABLE);
     }
-    let key = review.settings.label_key.as_str();
+    let paths = OwnedPaths::new(review.settings.label_key.as_str());
     let mut done = Verdict::default();
-    let before = review.settings.mutate.then(|| vm::owned_values(&vm, key));
+    let before = review
+        .settings
+        .mutate
+        .then(|| vm::owned_values(&vm, &paths));
     if review.settings.mutate {
         VM_MUTATIONS
             .iter()
@@ -121,8 +126,34 @@ fn virtual_machine(mut vm: Object, review: &Review) -> Vec<u8> {
         .for_each(|step| step(&vm, review, &mut verdict));
     verdict.warnings.append(&mut done.warnings);
     verdict.warnings.extend(review.cluster.warning());
-    let changed = before.is_some_and(|before| before != vm::owned_values(&vm, key));
-    response::respond(verdict, changed.then_some(Value::Object(vm)))
+    let Some(before) = before.filter(|before| *before != vm::owned_values(&vm, &paths)) else {
+        return response::respond(verdict, None);
+    };
+    let after = vm::owned_values(&vm, &paths);
+    let mutated = mutated_object(raw, &paths, &before, &after).or_else(|| {
+        // Never reached after the shape checks; a whole re-serialisation is still right.
+        RawValue::from_string(Value::Object(vm).to_string()).ok()
+    });
+    response::respond(verdict, mutated)
+}
+
+/// The request's object text with the owned paths that changed set to their new values; `None`
+/// when a mutation removed a value (none does) or the text does not take the edits.
+fn mutated_object(
+    raw: &RawValue,
+    paths: &OwnedPaths,
+    before: &[Option<Value>; 3],
+    after: &[Option<Value>; 3],
+) -> Option<Box<RawValue>> {
+    let mut edits: Vec<Edit> = Vec::with_capacity(3);
+    for ((path, before), after) in paths.all().into_iter().zip(before).zip(after) {
+        match after {
+            Some(value) if before.as_ref() != Some(value) => edits.push((path, value)),
+            None if before.is_some() => return None,
+            _ => {}
+        }
+    }
+    splice(raw, &edits)
 }
 
 /// The `validate_settings` waPC function.

@@ -1,12 +1,25 @@
 //! The bytes `validate` answers: a Kubewarden `ValidationResponse` that always carries the warnings.
 
-use kubewarden_policy_sdk::response::ValidationResponse;
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::value::RawValue;
 
 use crate::verdict::{BAD_REQUEST, Verdict};
 
+/// The SDK's `ValidationResponse` field for field, as it goes on the wire, except that
+/// `mutated_object` is the spliced text of the request's object (`splice`): the SDK holds it as a
+/// `serde_json::Value`, whose serialisation would rewrite numbers serde_json cannot hold exactly.
+#[derive(Serialize)]
+struct ValidationResponse {
+    accepted: bool,
+    message: Option<String>,
+    code: Option<u16>,
+    mutated_object: Option<Box<RawValue>>,
+    audit_annotations: Option<()>,
+    warnings: Option<Vec<String>>,
+}
+
 /// Accept (with `mutated_object` when the object changed) or reject, with the verdict's warnings.
-pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Value>) -> Vec<u8> {
+pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Box<RawValue>>) -> Vec<u8> {
     let warnings = Some(verdict.warnings).filter(|w| !w.is_empty());
     let response = match verdict.rejection {
         Some((message, code)) => ValidationResponse {
@@ -27,7 +40,7 @@ pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Value>) -> Vec<u8
         },
     };
     serde_json::to_vec(&response).unwrap_or_else(|_| {
-        // Serializing a `serde_json::Value` cannot fail; answer a rejection if it ever does.
+        // Serializing strings and raw JSON cannot fail; answer a rejection if it ever does.
         br#"{"accepted":false,"message":"internal error: cannot serialize the response","code":500}"#
             .to_vec()
     })

@@ -87,13 +87,37 @@ pub(crate) fn set_eviction_strategy(vm: &mut Object, value: &str) -> bool {
     true
 }
 
-/// The values at every path a mutation may write, to tell whether the mutation changed anything.
-pub(crate) fn owned_values(vm: &Object, key: &str) -> [Option<Value>; 3] {
-    [
-        label_of(vm, key).cloned(),
-        template_label_of(vm, key).cloned(),
-        eviction_strategy(vm).cloned(),
-    ]
+/// Every path a mutation may write: the label, its template copy, the eviction strategy.
+pub(crate) struct OwnedPaths<'k> {
+    label: [&'k str; 3],
+    template_label: [&'k str; 5],
+}
+
+const EVICTION_STRATEGY: [&str; 4] = ["spec", "template", "spec", "evictionStrategy"];
+
+impl<'k> OwnedPaths<'k> {
+    pub(crate) fn new(key: &'k str) -> OwnedPaths<'k> {
+        OwnedPaths {
+            label: ["metadata", "labels", key],
+            template_label: ["spec", "template", "metadata", "labels", key],
+        }
+    }
+
+    pub(crate) fn all(&self) -> [&[&'k str]; 3] {
+        [&self.label, &self.template_label, &EVICTION_STRATEGY]
+    }
+}
+
+/// The values at every owned path (`None` where a step is missing or not an object), to tell
+/// what a mutation changed.
+pub(crate) fn owned_values(vm: &Object, paths: &OwnedPaths) -> [Option<Value>; 3] {
+    paths.all().map(|path| {
+        let (last, parents) = path.split_last()?;
+        let parent = parents
+            .iter()
+            .try_fold(vm, |map, step| map.get(*step)?.as_object())?;
+        parent.get(*last).cloned()
+    })
 }
 
 /// `x.metadata.annotations[key]`.
