@@ -105,7 +105,7 @@ pub(crate) fn needs(vmi: &Vmi, rules: Option<Rules>) -> Needs {
 
 /// The pod network's interface (`interface.go:64-69`): `None` without interfaces, without a pod
 /// network, or without an interface of its name.
-fn primary_interface(vmi: &Vmi) -> Option<&Value> {
+fn primary_interface<'v>(vmi: &'v Vmi) -> Option<&'v Value> {
     let pod = vmi
         .networks
         .iter()
@@ -177,12 +177,12 @@ fn cpu_mode_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) {
 /// `vm.go:1243-1245` (any host device or GPU).
 fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findings) {
     const REASON: &str = "HostDeviceNotLiveMigratable";
-    for device in &vmi.host_devices {
+    for device in vmi.host_devices.iter() {
         found
             .reasons
             .push(format!("{REASON}: host device {}", name_of(device)));
     }
-    match (context.rules, vmi.gpus.as_slice()) {
+    match (context.rules, &*vmi.gpus) {
         (_, []) => {}
         (Rules::V1_8, gpus) => {
             for gpu in gpus {
@@ -218,7 +218,7 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
 /// `SEVNotLiveMigratable` (`launchSecurity.sev` or `.snp`), else `TDXNotLiveMigratable`
 /// (`launchSecurity.tdx`): `pkg/util/amd64.go:22-27`, `62-64`; `vm.go:1264-1268`.
 fn sev_or_tdx_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) {
-    let security = vmi.launch_security.as_ref();
+    let security = vmi.launch_security;
     if let Some(kind) = ["sev", "snp"]
         .into_iter()
         .find(|k| member(security, k).is_some())
@@ -248,7 +248,7 @@ fn persistent_reservation_not_live_migratable(vmi: &Vmi, context: &Context, foun
     if context.rules != Rules::V1_8 {
         return;
     }
-    for disk in &vmi.disks {
+    for disk in vmi.disks.iter() {
         if disk.pointer("/lun/reservation") == Some(&Value::Bool(true)) {
             found.reasons.push(format!(
                 "PersistentReservationNotLiveMigratable: LUN {} with reservation",

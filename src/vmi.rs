@@ -4,33 +4,37 @@
 //! (`pkg/instancetype/preference/apply`), applied in the order of the VM controller's `startVMI`
 //! (`pkg/virt-controller/watch/vm/vm.go:1283-1318`). Only the parts the reasons read are copied.
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use crate::configuration::{Configuration, Rules};
 use crate::json::{Object, items, member};
 use crate::vm;
 
-/// The expanded VMI: every list and field the reasons of `migratability` read.
+/// The expanded VMI: every list and field the reasons of `migratability` read. It borrows the
+/// VM's (and the instancetype's and preference's) lists and maps, and owns only what expansion
+/// changed: a VM with 2,000 disks is not copied.
 #[derive(Debug, Default)]
-pub(crate) struct Vmi {
+pub(crate) struct Vmi<'a> {
     /// `metadata.annotations`: the template's, then the instancetype's, then the preference's.
-    pub(crate) annotations: Object,
-    pub(crate) interfaces: Vec<Value>,
-    pub(crate) networks: Vec<Value>,
+    pub(crate) annotations: Cow<'a, Object>,
+    pub(crate) interfaces: Cow<'a, [Value]>,
+    pub(crate) networks: Cow<'a, [Value]>,
     /// The binding of the default pod interface, when KubeVirt adds it.
     pub(crate) default_interface: Option<String>,
-    pub(crate) host_devices: Vec<Value>,
-    pub(crate) gpus: Vec<Value>,
-    pub(crate) disks: Vec<Value>,
-    pub(crate) launch_security: Option<Value>,
+    pub(crate) host_devices: Cow<'a, [Value]>,
+    pub(crate) gpus: Cow<'a, [Value]>,
+    pub(crate) disks: Cow<'a, [Value]>,
+    pub(crate) launch_security: Option<&'a Value>,
     pub(crate) architecture: Option<String>,
     /// `domain.cpu.model` as the VM or its instancetype set it (KubeVirt's own default,
     /// `host-model`, is not recorded: see README "Choices").
     pub(crate) cpu_model: Option<String>,
-    pub(crate) cpu_features: Vec<Value>,
+    pub(crate) cpu_features: Cow<'a, [Value]>,
     /// `domain.features.hyperv`, after the preference's `preferredHyperv`.
-    pub(crate) hyperv: Object,
-    pub(crate) hyperv_passthrough: Option<Value>,
+    pub(crate) hyperv: Cow<'a, Object>,
+    pub(crate) hyperv_passthrough: Option<&'a Value>,
     /// Fields the instancetype sets that the VM sets too: KubeVirt rejects such a VM and applies
     /// neither the instancetype nor the preference (`apply/vmi.go:70-72`).
     pub(crate) conflicts: Vec<&'static str>,
@@ -55,7 +59,12 @@ fn string(value: Option<&Value>) -> Option<String> {
 }
 
 /// Builds the VMI of `vm` under `config` (`rules`: `preferredLaunchSecurity` exists from v1.9).
-pub(crate) fn expand(vm: &Object, sources: Sources, config: &Configuration, rules: Rules) -> Vmi {
+pub(crate) fn expand<'a>(
+    vm: &'a Object,
+    sources: Sources<'a>,
+    config: &Configuration,
+    rules: Rules,
+) -> Vmi<'a> {
     // Without `spec.template.spec` there is no VMI to build (KubeVirt refuses such a VM).
     let Some(spec) = vm::template_spec(vm) else {
         return Vmi::default();
@@ -63,28 +72,25 @@ pub(crate) fn expand(vm: &Object, sources: Sources, config: &Configuration, rule
     let spec = Some(spec);
     let domain = vm::domain(vm);
     let devices = member(domain, "devices");
-    let list = |value: Option<&Value>, key: &str| items(member(value, key)).to_vec();
-    let annotations = vm::template(vm)
-        .and_then(|t| member(t.get("metadata"), "annotations"))
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let list = |value: Option<&'a Value>, key: &str| Cow::Borrowed(items(member(value, key)));
+    let map = |value: Option<&'a Value>| {
+        value
+            .and_then(Value::as_object)
+            .map_or_else(|| Cow::Owned(Object::new()), Cow::Borrowed)
+    };
     let mut vmi = Vmi {
-        annotations,
+        annotations: map(vm::template(vm).and_then(|t| member(t.get("metadata"), "annotations"))),
         interfaces: list(devices, "interfaces"),
-        networks: items(spec.and_then(|s| s.get("networks"))).to_vec(),
+        networks: Cow::Borrowed(items(spec.and_then(|s| s.get("networks")))),
         host_devices: list(devices, "hostDevices"),
         gpus: list(devices, "gpus"),
         disks: list(devices, "disks"),
-        launch_security: non_null(domain.and_then(|d| d.get("launchSecurity"))).cloned(),
+        launch_security: non_null(domain.and_then(|d| d.get("launchSecurity"))),
         architecture: string(spec.and_then(|s| s.get("architecture"))),
         cpu_model: string(member(domain, "cpu").and_then(|c| c.get("model"))),
         cpu_features: list(member(domain, "cpu"), "features"),
-        hyperv: member(member(domain, "features"), "hyperv")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default(),
-        hyperv_passthrough: member(member(domain, "features"), "hypervPassthrough").cloned(),
+        hyperv: map(member(member(domain, "features"), "hyperv")),
+        hyperv_passthrough: member(member(domain, "features"), "hypervPassthrough"),
         ..Vmi::default()
     };
     let preference = sources.preference;
@@ -99,8 +105,8 @@ pub(crate) fn expand(vm: &Object, sources: Sources, config: &Configuration, rule
         && unset(spec.and_then(|s| s.get("networks")))
     {
         let binding = config.default_interface().to_owned();
-        vmi.interfaces = vec![json!({"name": "default", binding.clone(): {}})];
-        vmi.networks = vec![json!({"name": "default", "pod": {}})];
+        vmi.interfaces = Cow::Owned(vec![json!({"name": "default", binding.clone(): {}})]);
+        vmi.networks = Cow::Owned(vec![json!({"name": "default", "pod": {}})]);
         vmi.default_interface = Some(binding);
     }
 
@@ -148,15 +154,15 @@ fn conflicts(vmi: &Vmi, instancetype: &Value) -> Vec<&'static str> {
 
 /// `pkg/instancetype/apply/vmi.go:46-78`: gpus, hostDevices, launchSecurity, cpu.model and
 /// annotations, each only where the VM sets none (a conflict was ruled out before).
-fn apply_instancetype(vmi: &mut Vmi, instancetype: &Value) {
+fn apply_instancetype<'a>(vmi: &mut Vmi<'a>, instancetype: &'a Value) {
     if vmi.gpus.is_empty() {
-        vmi.gpus = items(instancetype.get("gpus")).to_vec();
+        vmi.gpus = Cow::Borrowed(items(instancetype.get("gpus")));
     }
     if vmi.host_devices.is_empty() {
-        vmi.host_devices = items(instancetype.get("hostDevices")).to_vec();
+        vmi.host_devices = Cow::Borrowed(items(instancetype.get("hostDevices")));
     }
     if vmi.launch_security.is_none() {
-        vmi.launch_security = non_null(instancetype.get("launchSecurity")).cloned();
+        vmi.launch_security = non_null(instancetype.get("launchSecurity"));
     }
     if vmi.cpu_model.is_none() {
         vmi.cpu_model = string(member(instancetype.get("cpu"), "model"));
@@ -168,15 +174,15 @@ fn apply_instancetype(vmi: &mut Vmi, instancetype: &Value) {
 fn add_annotations(vmi: &mut Vmi, source: &Value) {
     if let Some(annotations) = source.get("annotations").and_then(Value::as_object) {
         for (key, value) in annotations {
-            vmi.annotations
-                .entry(key.clone())
-                .or_insert_with(|| value.clone());
+            if !vmi.annotations.contains_key(key) {
+                vmi.annotations.to_mut().insert(key.clone(), value.clone());
+            }
         }
     }
 }
 
 /// `pkg/instancetype/preference/apply/vmi.go:34-54`: every field only where the VMI leaves it unset.
-fn apply_preference(vmi: &mut Vmi, preference: &Value, rules: Rules) {
+fn apply_preference<'a>(vmi: &mut Vmi<'a>, preference: &'a Value, rules: Rules) {
     // devices.preferredInterfaceMasquerade (interface.go:28-53): an interface without any binding
     // on the pod network gets masquerade.
     let masquerade = member(preference.get("devices"), "preferredInterfaceMasquerade").is_some();
@@ -187,13 +193,18 @@ fn apply_preference(vmi: &mut Vmi, preference: &Value, rules: Rules) {
             .filter(|n| non_null(n.get("pod")).is_some())
             .filter_map(|n| n.get("name").cloned())
             .collect();
-        for interface in &mut vmi.interfaces {
+        let gets_masquerade = |interface: &Value| {
             let on_pod = interface
                 .get("name")
                 .is_some_and(|name| pod_networks.contains(name));
-            if on_pod && binding_of(interface).is_none() {
-                if let Some(map) = interface.as_object_mut() {
-                    map.insert("masquerade".to_owned(), json!({}));
+            on_pod && binding_of(interface).is_none()
+        };
+        if vmi.interfaces.iter().any(gets_masquerade) {
+            for interface in vmi.interfaces.to_mut() {
+                if gets_masquerade(interface) {
+                    if let Some(map) = interface.as_object_mut() {
+                        map.insert("masquerade".to_owned(), json!({}));
+                    }
                 }
             }
         }
@@ -204,7 +215,7 @@ fn apply_preference(vmi: &mut Vmi, preference: &Value, rules: Rules) {
     {
         for (key, value) in hyperv {
             if non_null(vmi.hyperv.get(key)).is_none() {
-                vmi.hyperv.insert(key.clone(), value.clone());
+                vmi.hyperv.to_mut().insert(key.clone(), value.clone());
             }
         }
     }
@@ -212,12 +223,12 @@ fn apply_preference(vmi: &mut Vmi, preference: &Value, rules: Rules) {
     for feature in items(member(preference.get("cpu"), "preferredCPUFeatures")) {
         let name = feature.get("name");
         if !vmi.cpu_features.iter().any(|f| f.get("name") == name) {
-            vmi.cpu_features.push(feature.clone());
+            vmi.cpu_features.to_mut().push(feature.clone());
         }
     }
     // preferredLaunchSecurity (launchsecurity.go:26-32), v1.9.0 on.
     if rules >= Rules::V1_9 && vmi.launch_security.is_none() {
-        vmi.launch_security = non_null(preference.get("preferredLaunchSecurity")).cloned();
+        vmi.launch_security = non_null(preference.get("preferredLaunchSecurity"));
     }
     // preferredArchitecture (architecture.go:26-34).
     if vmi.architecture.is_none() {

@@ -1,12 +1,14 @@
 //! Two builds of the module on the same scenarios, interleaved: `compare-modules A.wasm B.wasm
 //! [ROUNDS]` prints, per scenario, the best-round median of `validate` on a warm instance and of
-//! a fresh instance plus one `validate`, for A and B, with the spread between rounds. For
-//! before/after measurements of one change (module size and time must not grow unnoticed).
+//! a fresh instance plus one `validate`, for A and B, with the spread between rounds, then the
+//! peak linear memory of one `validate` on a fresh instance. For before/after measurements of one
+//! change (module size, time and memory must not grow unnoticed).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use e2e_tests::PolicyHost;
+use policy_bench::memory::MemoryProbe;
 use policy_bench::scenarios;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -69,6 +71,27 @@ fn main() -> Result<(), Error> {
             cell(&results[0][1]),
             cell(&results[1][1]),
             best(&results[1][1]) / best(&results[0][1]),
+        );
+    }
+    println!();
+    println!("| scenario | request B | A peak memory | B peak memory | B/A |");
+    println!("|---|---|---|---|---|");
+    let probes = [
+        MemoryProbe::new(&std::fs::read(a)?)?,
+        MemoryProbe::new(&std::fs::read(b)?)?,
+    ];
+    for scenario in scenarios::all().into_iter().filter(|s| s.cluster.is_none()) {
+        let payload = scenario.payload();
+        let [peak_a, peak_b] = [&probes[0], &probes[1]]
+            .map(|probe| probe.measure("validate", &payload).map(|m| m.after));
+        let (peak_a, peak_b) = (peak_a?, peak_b?);
+        println!(
+            "| {} | {} B | {peak_a} B ({:.1}×) | {peak_b} B ({:.1}×) | {:.2} |",
+            scenario.id,
+            payload.len(),
+            peak_a as f64 / payload.len() as f64,
+            peak_b as f64 / payload.len() as f64,
+            peak_b as f64 / peak_a as f64,
         );
     }
     Ok(())
