@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use crate::cluster::{Cluster, Host};
 use crate::json::{FieldError, Object, parse_object};
 use crate::request::{Operation, Payload, Request};
-use crate::response;
+use crate::response::{self, Mutated};
 use crate::review::Review;
 use crate::settings::Settings;
 use crate::splice::{Edit, splice};
@@ -130,22 +130,25 @@ fn virtual_machine(mut vm: Object, raw: &RawValue, review: &Review) -> Vec<u8> {
         return response::respond(verdict, None);
     };
     let after = vm::owned_values(&vm, &paths);
-    let mutated = mutated_object(raw, &paths, &before, &after).or_else(|| {
-        // Never reached after the shape checks; a whole re-serialisation is still right.
-        RawValue::from_string(Value::Object(vm).to_string()).ok()
-    });
-    response::respond(verdict, mutated)
+    match edits(&paths, &before, &after).and_then(|edits| splice(raw, &edits)) {
+        Some(spliced) => {
+            // The tree is no longer needed: its memory serves the answer.
+            drop(vm);
+            response::respond(verdict, Some(Mutated::Spliced(spliced)))
+        }
+        // Never reached after the shape checks; the whole object re-serialised is still right.
+        None => response::respond(verdict, Some(Mutated::Whole(Value::Object(vm)))),
+    }
 }
 
-/// The request's object text with the owned paths that changed set to their new values; `None`
-/// when a mutation removed a value (none does) or the text does not take the edits.
-fn mutated_object(
-    raw: &RawValue,
-    paths: &OwnedPaths,
+/// The changed owned paths with their new values; `None` when a mutation removed a value (none
+/// does).
+fn edits<'e>(
+    paths: &'e OwnedPaths,
     before: &[Option<Value>; 3],
-    after: &[Option<Value>; 3],
-) -> Option<Box<RawValue>> {
-    let mut edits: Vec<Edit> = Vec::with_capacity(3);
+    after: &'e [Option<Value>; 3],
+) -> Option<Vec<Edit<'e>>> {
+    let mut edits = Vec::with_capacity(3);
     for ((path, before), after) in paths.all().into_iter().zip(before).zip(after) {
         match after {
             Some(value) if before.as_ref() != Some(value) => edits.push((path, value)),
@@ -153,7 +156,7 @@ fn mutated_object(
             _ => {}
         }
     }
-    splice(raw, &edits)
+    Some(edits)
 }
 
 /// The `validate_settings` waPC function.

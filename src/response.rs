@@ -1,25 +1,43 @@
 //! The bytes `validate` answers: a Kubewarden `ValidationResponse` that always carries the warnings.
 
-use serde::Serialize;
-use serde_json::value::RawValue;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use crate::splice::Spliced;
 
 use crate::verdict::{BAD_REQUEST, Verdict};
 
 /// The SDK's `ValidationResponse` field for field, as it goes on the wire, except that
-/// `mutated_object` is the spliced text of the request's object (`splice`): the SDK holds it as a
-/// `serde_json::Value`, whose serialisation would rewrite numbers serde_json cannot hold exactly.
+/// `mutated_object` is the request's object spliced (`splice`), written straight into the answer.
+/// The SDK holds it as a `serde_json::Value`, whose serialisation would rewrite numbers serde_json
+/// cannot hold exactly and sort the keys.
 #[derive(Serialize)]
-struct ValidationResponse {
+struct ValidationResponse<'m, 'a, 'e> {
     accepted: bool,
     message: Option<String>,
     code: Option<u16>,
-    mutated_object: Option<Box<RawValue>>,
+    mutated_object: Option<&'m Mutated<'a, 'e>>,
     audit_annotations: Option<()>,
     warnings: Option<Vec<String>>,
 }
 
+/// A changed object: spliced, or (never after the shape checks) re-serialised whole.
+pub(crate) enum Mutated<'a, 'e> {
+    Spliced(Spliced<'a, 'e>),
+    Whole(Value),
+}
+
+impl Serialize for Mutated<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Mutated::Spliced(spliced) => spliced.serialize(serializer),
+            Mutated::Whole(value) => value.serialize(serializer),
+        }
+    }
+}
+
 /// Accept (with `mutated_object` when the object changed) or reject, with the verdict's warnings.
-pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Box<RawValue>>) -> Vec<u8> {
+pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Mutated>) -> Vec<u8> {
     let warnings = Some(verdict.warnings).filter(|w| !w.is_empty());
     let response = match verdict.rejection {
         Some((message, code)) => ValidationResponse {
@@ -34,7 +52,7 @@ pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Box<RawValue>>) -
             accepted: true,
             message: None,
             code: None,
-            mutated_object,
+            mutated_object: mutated_object.as_ref(),
             audit_annotations: None,
             warnings,
         },

@@ -1,110 +1,151 @@
-//! The raw text of a JSON object with a few paths set to new values: what `mutated_object` is.
-//! Everything outside the edited paths is copied from the request byte for byte (numbers, string
-//! escapes, key order, duplicate keys), so a mutation changes nothing it does not own; only the
-//! objects along an edited path are re-emitted, member by member. A leaf: it imports nothing of the
-//! crate.
+//! The request's object with a few paths set to new values: what `mutated_object` is. Everything
+//! outside the edited paths is written from the request's own text (numbers, string escapes, key
+//! order), so a mutation changes nothing it does not own. One pass reads the text: the objects
+//! along an edited path are read member by member, every other member stays borrowed raw JSON, and
+//! the answer is serialised straight from that. A leaf: it imports nothing of the crate.
 
 use std::fmt;
 
-use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Serialize, de};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 /// A path below the object (`["metadata", "labels", key]`, never empty) and the value to write there.
 pub(crate) type Edit<'e> = (&'e [&'e str], &'e Value);
 
-/// `raw` with every edit applied: objects along a path are created where absent or `null`, and of
-/// duplicate keys the last is edited (the one a JSON parser keeps). `None` when the text along a
-/// path is neither an object nor `null` (the shape checks reject that before any mutation) or an
-/// edit's path is empty.
-pub(crate) fn splice(raw: &RawValue, edits: &[Edit]) -> Option<Box<RawValue>> {
+/// An object of the request read along the edited paths, with the edits relative to it.
+pub(crate) struct Spliced<'a, 'e> {
+    members: Vec<(String, Member<'a, 'e>)>,
+    edits: Vec<Edit<'e>>,
+}
+
+enum Member<'a, 'e> {
+    /// Written as it came.
+    Raw(&'a RawValue),
+    /// On an edited path: read member by member.
+    Object(Spliced<'a, 'e>),
+}
+
+/// `raw` read for `edits`: objects along a path are created where absent or `null`; of duplicate
+/// keys the last gets the edit (the one a JSON parser keeps), the earlier ones are written as they
+/// were. `None` when the text along a path is neither an object nor `null` (the shape checks
+/// reject that before any mutation) or an edit's path is empty.
+pub(crate) fn splice<'a, 'e>(raw: &'a RawValue, edits: &[Edit<'e>]) -> Option<Spliced<'a, 'e>> {
     if edits.iter().any(|(path, _)| path.is_empty()) {
         return None;
     }
-    let mut out = Vec::with_capacity(raw.get().len() + 128);
-    object(raw.get(), edits, &mut out)?;
-    RawValue::from_string(String::from_utf8(out).ok()?).ok()
+    let seed = Seed(edits.to_vec());
+    seed.deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
+        .ok()
 }
 
-/// The members of a JSON object in their order, values as raw text.
-struct Members<'a>(Vec<(String, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct InOrder;
-        impl<'de> Visitor<'de> for InOrder {
-            type Value = Members<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                let mut members = Vec::new();
-                while let Some(member) = map.next_entry()? {
-                    members.push(member);
-                }
-                Ok(Members(members))
-            }
-        }
-        deserializer.deserialize_map(InOrder)
-    }
-}
-
-/// Writes the object `raw` (or a new one for `null`) with `edits`, their paths relative to it.
-fn object(raw: &str, edits: &[Edit], out: &mut Vec<u8>) -> Option<()> {
-    let members = match raw.trim_ascii() {
-        "null" => Vec::new(),
-        text => serde_json::from_str::<Members>(text).ok()?.0,
-    };
-    out.push(b'{');
-    for (at, (key, value)) in members.iter().enumerate() {
-        if at > 0 {
-            out.push(b',');
-        }
-        push_key(key, out)?;
-        let last = !members[at + 1..].iter().any(|(later, _)| later == key);
-        if last && edits.iter().any(|(path, _)| path[0] == key) {
-            member(value.get(), key, edits, out)?;
-        } else {
-            out.extend_from_slice(value.get().as_bytes());
-        }
-    }
-    // The edited keys the object lacks, each once, in the order of the edits.
-    let mut empty = members.is_empty();
-    for (at, (path, _)) in edits.iter().enumerate() {
-        let key = path[0];
-        let present = members.iter().any(|(present, _)| present == key);
-        if present || edits[..at].iter().any(|(earlier, _)| earlier[0] == key) {
-            continue;
-        }
-        if !std::mem::take(&mut empty) {
-            out.push(b',');
-        }
-        push_key(key, out)?;
-        member("null", key, edits, out)?;
-    }
-    out.push(b'}');
-    Some(())
-}
-
-/// Writes the member `key`, now `raw`: the value of an edit that ends at it, else the object
-/// with the edits that go on below it.
-fn member(raw: &str, key: &str, edits: &[Edit], out: &mut Vec<u8>) -> Option<()> {
-    if let Some((_, value)) = edits.iter().rev().find(|(path, _)| path == &[key]) {
-        return serde_json::to_writer(out, value).ok();
-    }
-    let below: Vec<Edit> = edits
+/// The edits that go on below `key`, relative to it.
+fn below<'e>(edits: &[Edit<'e>], key: &str) -> Vec<Edit<'e>> {
+    edits
         .iter()
         .filter(|(path, _)| path.len() > 1 && path[0] == key)
         .map(|(path, value)| (&path[1..], *value))
-        .collect();
-    object(raw, &below, out)
+        .collect()
 }
 
-fn push_key(key: &str, out: &mut Vec<u8>) -> Option<()> {
-    serde_json::to_writer(&mut *out, key).ok()?;
-    out.push(b':');
-    Some(())
+/// Reads an object (or `null`) for the edits relative to it.
+struct Seed<'e>(Vec<Edit<'e>>);
+
+impl<'de, 'e> DeserializeSeed<'de> for Seed<'e> {
+    type Value = Spliced<'de, 'e>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de, 'e> Visitor<'de> for Seed<'e> {
+    type Value = Spliced<'de, 'e>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object or null")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Spliced {
+            members: Vec::new(),
+            edits: self.0,
+        })
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut members = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let below = below(&self.0, &key);
+            let member = if below.is_empty() {
+                Member::Raw(map.next_value()?)
+            } else {
+                Member::Object(map.next_value_seed(Seed(below))?)
+            };
+            members.push((key, member));
+        }
+        Ok(Spliced {
+            members,
+            edits: self.0,
+        })
+    }
+}
+
+impl Serialize for Spliced<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Written(self, true).serialize(serializer)
+    }
+}
+
+/// An object as it is written: with its edits applied, or as it came (an earlier duplicate).
+struct Written<'s, 'a, 'e>(&'s Spliced<'a, 'e>, bool);
+
+impl Serialize for Written<'_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Written(object, apply) = *self;
+        let edits: &[Edit] = if apply { &object.edits } else { &[] };
+        let set = |key: &str| {
+            edits
+                .iter()
+                .rev()
+                .find(|(path, _)| path == &[key])
+                .map(|(_, value)| *value)
+        };
+        let mut map = serializer.serialize_map(None)?;
+        for (at, (key, member)) in object.members.iter().enumerate() {
+            let last = !object.members[at + 1..]
+                .iter()
+                .any(|(later, _)| later == key);
+            match (set(key).filter(|_| last), member) {
+                (Some(value), _) => map.serialize_entry(key, value)?,
+                (None, Member::Raw(raw)) => map.serialize_entry(key, raw)?,
+                (None, Member::Object(inner)) => {
+                    map.serialize_entry(key, &Written(inner, apply && last))?
+                }
+            }
+        }
+        // The edited keys the object lacks, each once, in the order of the edits.
+        for (at, (path, _)) in edits.iter().enumerate() {
+            let key = path[0];
+            let present = object.members.iter().any(|(present, _)| present == key);
+            if present || edits[..at].iter().any(|(earlier, _)| earlier[0] == key) {
+                continue;
+            }
+            match set(key) {
+                Some(value) => map.serialize_entry(key, value)?,
+                None => map.serialize_entry(
+                    key,
+                    &Spliced {
+                        members: Vec::new(),
+                        edits: below(edits, key),
+                    },
+                )?,
+            }
+        }
+        map.end()
+    }
 }
 
 #[cfg(test)]
@@ -114,7 +155,7 @@ mod tests {
 
     fn spliced(raw: &str, edits: &[Edit]) -> Option<String> {
         let raw = RawValue::from_string(raw.to_owned()).expect("test input is JSON");
-        splice(&raw, edits).map(|text| text.get().to_owned())
+        splice(&raw, edits).map(|s| serde_json::to_string(&s).expect("serialises"))
     }
 
     #[test]
@@ -143,12 +184,12 @@ mod tests {
                     r#"{"spec":{"template":{"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}},"spec":{"evictionStrategy":"LiveMigrate","x":1}}},"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}}}"#,
                 ),
             ),
-            // Of duplicate keys the last is edited, the earlier ones are kept as they were.
+            // Of duplicate keys the last is edited, the earlier ones are written as they were.
             (
-                r#"{"metadata": {"labels": 1}, "metadata": {"labels": {}}}"#,
+                r#"{"metadata": {"labels": {"a": 1.50}}, "metadata": {"labels": {}}}"#,
                 vec![(label, &migrate)],
                 Some(
-                    r#"{"metadata":{"labels": 1},"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}}}"#,
+                    r#"{"metadata":{"labels":{"a":1.50}},"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}}}"#,
                 ),
             ),
             // An empty object; no edits copy the object member by member.
@@ -162,6 +203,11 @@ mod tests {
             (r#"{"metadata": []}"#, vec![(label, &migrate)], None),
             (
                 r#"{"metadata": {"labels": "x"}}"#,
+                vec![(label, &migrate)],
+                None,
+            ),
+            (
+                r#"{"metadata": {"labels": 1}, "metadata": {"labels": {}}}"#,
                 vec![(label, &migrate)],
                 None,
             ),
