@@ -138,3 +138,20 @@ fn a_request_of_several_mib() {
     }
     still_serving(&instance);
 }
+
+/// SPEC M on the module: the mutated object is the request's text outside the owned paths, so
+/// numbers serde_json cannot hold exactly, escapes, key order and whitespace inside untouched
+/// values come back byte for byte (fuzz finding 1, BENCHMARKS.md), and the owned paths are
+/// written with their parents created.
+#[test]
+fn a_mutation_keeps_the_request_text() {
+    let instance = host().instance().unwrap();
+    let object = r#"{"kind": "VirtualMachine", "apiVersion": "kubevirt.io/v1", "metadata": {"name": "vm", "annotations": {"note": "caf\u00e9"}}, "spec": {"zeta": [974660.1575310733, 6.696044926687545e-304, 123456789012345678901234567890, 1.0, -0.0, 1E2], "template": {"spec": {"domain": {"devices": {}}}}, "alpha": { "kept" : true }}}"#;
+    let payload = format!(
+        r#"{{"request":{{"uid":"u","operation":"CREATE","kind":{{"group":"kubevirt.io","version":"v1","kind":"VirtualMachine"}},"object":{object}}},"settings":{{}}}}"#
+    );
+    let bytes = instance.call("validate", payload.as_bytes()).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let expected = r#""mutated_object":{"kind":"VirtualMachine","apiVersion":"kubevirt.io/v1","metadata":{"name":"vm","annotations":{"note": "caf\u00e9"},"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}},"spec":{"zeta":[974660.1575310733, 6.696044926687545e-304, 123456789012345678901234567890, 1.0, -0.0, 1E2],"template":{"spec":{"domain": {"devices": {}}},"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}}},"alpha":{ "kept" : true }}}"#;
+    assert!(text.contains(expected), "{text}");
+}
