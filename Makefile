@@ -113,8 +113,11 @@ test: setup setup-registry fmt-check unit-tests wasm-tests lint
 # The benchmark table in BENCHMARKS.md: native, warm and fresh-instance evaluation per scenario,
 # module size, compile time, peak memory; PEER=psa_label_enforcer.wasm adds the peer's rows.
 PEER ?=
+# `panic = unwind`: the bench harness needs it, and the package's bins (built alongside) would
+# otherwise build the policy crate a second time with `abort`, to the same unhashed cdylib/rlib name.
 bench: policy.wasm
 	CARGO_PROFILE_BENCH_LTO=false CARGO_PROFILE_BENCH_CODEGEN_UNITS=16 CARGO_PROFILE_BENCH_OPT_LEVEL=3 \
+		CARGO_PROFILE_BENCH_PANIC=unwind \
 		POLICY_BENCH_PEER=$(PEER) $(CARGO) bench -p policy-bench --bench table
 
 # Fuzzing (nightly, cargo-fuzz; not part of `make test`): each target for FUZZ_TIME seconds, one
