@@ -126,10 +126,13 @@ fn virtual_machine(mut vm: Object, raw: &RawValue, review: &Review) -> Vec<u8> {
         .for_each(|step| step(&vm, review, &mut verdict));
     verdict.warnings.append(&mut done.warnings);
     verdict.warnings.extend(review.cluster.warning());
-    let Some(before) = before.filter(|before| *before != vm::owned_values(&vm, &paths)) else {
+    let Some(before) = before else {
         return response::respond(verdict, None);
     };
     let after = vm::owned_values(&vm, &paths);
+    if before == after {
+        return response::respond(verdict, None);
+    }
     match edits(&paths, &before, &after).and_then(|edits| splice(raw, &edits)) {
         Some(spliced) => {
             // The tree is no longer needed: its memory serves the answer.
