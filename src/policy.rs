@@ -139,7 +139,8 @@ fn virtual_machine(mut vm: Object, raw: &RawValue, review: &Review) -> Vec<u8> {
             drop(vm);
             response::respond(verdict, Some(Mutated::Spliced(spliced)))
         }
-        // Never reached after the shape checks; the whole object re-serialised is still right.
+        // Only for hand-made JSON with an earlier duplicate key on an edited path that is not an
+        // object (the tree holds the last one): the whole object, re-serialised.
         None => response::respond(verdict, Some(Mutated::Whole(Value::Object(vm)))),
     }
 }

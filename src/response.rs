@@ -4,7 +4,6 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::splice::Spliced;
-
 use crate::verdict::{BAD_REQUEST, Verdict};
 
 /// The SDK's `ValidationResponse` field for field, as it goes on the wire, except that
@@ -21,7 +20,8 @@ struct ValidationResponse<'m, 'a, 'e> {
     warnings: Option<Vec<String>>,
 }
 
-/// A changed object: spliced, or (never after the shape checks) re-serialised whole.
+/// A changed object: spliced, or re-serialised whole when the text does not take the edits
+/// (`policy::virtual_machine`).
 pub(crate) enum Mutated<'a, 'e> {
     Spliced(Spliced<'a, 'e>),
     Whole(Value),

@@ -155,3 +155,28 @@ fn a_mutation_keeps_the_request_text() {
     let expected = r#""mutated_object":{"kind":"VirtualMachine","apiVersion":"kubevirt.io/v1","metadata":{"name":"vm","annotations":{"note": "caf\u00e9"},"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}},"spec":{"zeta":[974660.1575310733, 6.696044926687545e-304, 123456789012345678901234567890, 1.0, -0.0, 1E2],"template":{"spec":{"domain": {"devices": {}}},"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}}},"alpha":{ "kept" : true }}}"#;
     assert!(text.contains(expected), "{text}");
 }
+
+/// The one case splicing refuses: an earlier duplicate key on an edited path that is not an
+/// object. The rules read the last `metadata` (as any JSON parser keeps it), and the answer is
+/// that object re-serialised whole, still with the label written.
+#[test]
+fn a_duplicate_key_that_cannot_be_spliced_is_answered_whole() {
+    let instance = host().instance().unwrap();
+    let object = r#"{"kind": "VirtualMachine", "metadata": {"labels": 1}, "metadata": {"name": "vm"}, "spec": {"running": false}}"#;
+    let payload = format!(
+        r#"{{"request":{{"uid":"u","operation":"CREATE","kind":{{"group":"kubevirt.io","version":"v1","kind":"VirtualMachine"}},"object":{object}}},"settings":{{}}}}"#
+    );
+    let bytes = instance.call("validate", payload.as_bytes()).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    // Whole, not spliced: one `metadata`, the earlier duplicate gone.
+    assert_eq!(text.matches("\"metadata\"").count(), 1, "{text}");
+    let answer: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(answer["accepted"], json!(true), "{answer}");
+    assert_eq!(
+        answer["mutated_object"],
+        json!({"kind": "VirtualMachine",
+               "metadata": {"name": "vm", "labels": {"harvesterhci.io/maintain-mode-strategy": "Migrate"}},
+               "spec": {"running": false}}),
+        "{answer}"
+    );
+}
