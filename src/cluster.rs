@@ -6,8 +6,9 @@
 use std::cell::{OnceCell, RefCell};
 
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
-    GetResourceRequest, ListAllResourcesRequest, get_resource, list_all_resources,
+    GetResourceRequest, ListAllResourcesRequest, get_resource,
 };
+use kubewarden_policy_sdk::wapc_guest as guest;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -61,11 +62,20 @@ impl Cluster for Host {
             field_selector: None,
             field_masks: None,
         };
-        let list = list_all_resources::<KubeVirt>(&request).map_err(why)?;
-        Ok(list.items.into_iter().next().map(|cr| KubeVirtCr {
-            configuration: cr.spec.configuration,
-            observed_version: cr.status.observed_kube_virt_version,
-        }))
+        // Not the SDK's `list_all_resources`: its k8s-openapi `List<T>` refuses any list whose
+        // `apiVersion`/`kind` is not `kubevirt.io/v1 KubeVirtList`, and hosts also answer a plain
+        // `v1 List` (kube-rs' `ObjectList` default, and so recorded kwctl sessions).
+        let payload = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
+        let answer = guest::host_call("kubewarden", "kubernetes", "list_resources_all", &payload)
+            .map_err(|e| why_text(e.to_string()))?;
+        let list: Items<KubeVirt> = serde_json::from_slice(&answer)
+            .map_err(|e| format!("list all resources response: {e}"))?;
+        Ok(list
+            .items
+            .into_iter()
+            .flatten()
+            .next()
+            .map(KubeVirt::into_cr))
     }
 
     fn instancetype_spec(
@@ -105,14 +115,27 @@ impl Cluster for Host {
 
 /// Why a host call failed, in the host's words: the SDK's and waPC's wrappers left out.
 fn why(error: kubewarden_policy_sdk::error::Error) -> String {
-    let text = match error {
-        kubewarden_policy_sdk::error::Error::HostCall { source, .. } => source.to_string(),
-        other => other.to_string(),
-    };
+    match error {
+        kubewarden_policy_sdk::error::Error::HostCall { source, .. } => {
+            why_text(source.to_string())
+        }
+        other => why_text(other.to_string()),
+    }
+}
+
+/// A host error's text without waPC's prefixes.
+fn why_text(text: String) -> String {
     let text = text.strip_prefix("Host error: ").unwrap_or(&text);
     text.strip_prefix("Callback evaluation failure: ")
         .unwrap_or(text)
         .to_owned()
+}
+
+/// A list answer as far as the policy reads it: its `items`, whatever the list's own
+/// `apiVersion`/`kind` (`v1 List` or `kubevirt.io/v1 KubeVirtList`).
+#[derive(Deserialize)]
+struct Items<T> {
+    items: Option<Vec<T>>,
 }
 
 /// The KubeVirt CR, read-only and only as far as the policy reads it.
@@ -145,19 +168,13 @@ struct WithSpec {
 impl KubeVirt {
     const API_VERSION: &str = "kubevirt.io/v1";
     const KIND: &str = "KubeVirt";
-}
 
-impl k8s_openapi::Resource for KubeVirt {
-    const API_VERSION: &'static str = KubeVirt::API_VERSION;
-    const GROUP: &'static str = "kubevirt.io";
-    const KIND: &'static str = KubeVirt::KIND;
-    const VERSION: &'static str = "v1";
-    const URL_PATH_SEGMENT: &'static str = "kubevirts";
-    type Scope = k8s_openapi::NamespaceResourceScope;
-}
-
-impl k8s_openapi::ListableResource for KubeVirt {
-    const LIST_KIND: &'static str = "KubeVirtList";
+    fn into_cr(self) -> KubeVirtCr {
+        KubeVirtCr {
+            configuration: self.spec.configuration,
+            observed_version: self.status.observed_kube_virt_version,
+        }
+    }
 }
 
 /// One request's view of the cluster: every lookup made at most once, failures remembered for the

@@ -139,6 +139,8 @@ pub struct ClusterSpec {
     pub fail: Vec<FailRule>,
     /// The policy is granted no host capability (a policy-server without `hostCapabilities`).
     pub deny_all: bool,
+    /// Lists come back as a plain `v1 List` (kube-rs' default), not `<Kind>List`.
+    pub plain_lists: bool,
 }
 
 impl ClusterSpec {
@@ -161,6 +163,9 @@ impl ClusterSpec {
             });
         if self.deny_all {
             cluster = cluster.deny_all();
+        }
+        if self.plain_lists {
+            cluster = cluster.plain_lists();
         }
         Ok(cluster)
     }

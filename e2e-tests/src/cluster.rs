@@ -124,6 +124,7 @@ pub struct Cluster {
     objects: Vec<Value>,
     rules: Vec<FailRule>,
     deny_all: bool,
+    plain_lists: bool,
     records: Mutex<Vec<Record>>,
 }
 
@@ -279,6 +280,13 @@ impl Cluster {
         self
     }
 
+    /// Lists are answered as a plain `{"apiVersion": "v1", "kind": "List"}` (kube-rs'
+    /// `ObjectList` default) instead of `<api_version> <Kind>List`.
+    pub fn plain_lists(mut self) -> Cluster {
+        self.plain_lists = true;
+        self
+    }
+
     pub fn objects(&self) -> &[Value] {
         &self.objects
     }
@@ -412,9 +420,13 @@ impl Cluster {
                     .filter(|o| fields.as_ref().is_none_or(|s| s.matches_fields(o)))
                     .map(|o| prune(o, field_masks.as_ref()))
                     .collect();
+                let (api_version, kind) = match self.plain_lists {
+                    true => ("v1".to_owned(), "List".to_owned()),
+                    false => (api_version.to_owned(), format!("{kind}List")),
+                };
                 json!({
                     "apiVersion": api_version,
-                    "kind": format!("{kind}List"),
+                    "kind": kind,
                     "metadata": {},
                     "items": items,
                 })
