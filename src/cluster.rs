@@ -131,6 +131,20 @@ fn why_text(text: String) -> String {
         .to_owned()
 }
 
+/// The first KubeVirt CR of a `list_resources_all` answer (`Ok(None)`: the list is empty). The
+/// list's own `apiVersion` and `kind` are not checked: hosts answer `kubevirt.io/v1 KubeVirtList`
+/// or a plain `v1 List`.
+pub fn kubevirt_from_list(answer: &[u8]) -> Result<Option<KubeVirtCr>, String> {
+    let list: Items<KubeVirt> =
+        serde_json::from_slice(answer).map_err(|e| format!("list all resources response: {e}"))?;
+    Ok(list
+        .items
+        .into_iter()
+        .flatten()
+        .next()
+        .map(KubeVirt::into_cr))
+}
+
 /// A list answer as far as the policy reads it: its `items`, whatever the list's own
 /// `apiVersion`/`kind` (`v1 List` or `kubevirt.io/v1 KubeVirtList`).
 #[derive(Deserialize)]

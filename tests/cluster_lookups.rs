@@ -384,3 +384,198 @@ fn instancetype_and_preference_lookups() {
             .warns(format!("{FIELD}: set to LiveMigrateIfPossible, not migratable ({IT_GPU})")),
     ]);
 }
+
+/// The host's reading of a `list_resources_all` answer: the items count, the list's own
+/// `apiVersion`/`kind` do not (`kubevirt.io/v1 KubeVirtList` or kube-rs' plain `v1 List`).
+#[test]
+fn kubevirt_list_answers() {
+    use vm_maintenance_strategy::cluster::kubevirt_from_list;
+    let cr = json!({
+        "apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+        "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+        "spec": {"configuration": {"evictionStrategy": "LiveMigrate", "network": {"defaultNetworkInterface": "masquerade"}}},
+        "status": {"observedKubeVirtVersion": "v1.9.0"},
+    });
+    let table: Vec<(&str, Value, Option<(&str, &str)>)> = vec![
+        (
+            "KubeVirtList",
+            json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirtList", "metadata": {}, "items": [cr]}),
+            Some(("LiveMigrate", "v1.9.0")),
+        ),
+        (
+            "plain v1 List",
+            json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": [cr]}),
+            Some(("LiveMigrate", "v1.9.0")),
+        ),
+        (
+            "items without apiVersion and kind",
+            json!({"apiVersion": "v1", "kind": "List", "items": [{"spec": cr["spec"], "status": cr["status"]}]}),
+            Some(("LiveMigrate", "v1.9.0")),
+        ),
+        (
+            "empty list",
+            json!({"apiVersion": "v1", "kind": "List", "items": []}),
+            None,
+        ),
+        (
+            "items null",
+            json!({"apiVersion": "v1", "kind": "List", "items": null}),
+            None,
+        ),
+        (
+            "no items",
+            json!({"apiVersion": "v1", "kind": "List"}),
+            None,
+        ),
+    ];
+    for (what, list, want) in table {
+        let got = kubevirt_from_list(list.to_string().as_bytes())
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let got = got.as_ref().map(|cr| {
+            (
+                cr.configuration
+                    .eviction_strategy
+                    .as_deref()
+                    .unwrap_or_default(),
+                cr.observed_version.as_deref().unwrap_or_default(),
+            )
+        });
+        assert_eq!(got, want, "{what}");
+        if let Some(cr) = kubevirt_from_list(list.to_string().as_bytes())
+            .ok()
+            .flatten()
+        {
+            let network = cr
+                .configuration
+                .network
+                .and_then(|n| n.default_network_interface);
+            assert_eq!(network.as_deref(), Some("masquerade"), "{what}");
+        }
+    }
+    let malformed = kubevirt_from_list(b"{\"items\": 3}");
+    assert!(
+        malformed
+            .as_ref()
+            .is_err_and(|e| e.starts_with("list all resources response: invalid type")),
+        "{malformed:?}"
+    );
+}
+
+/// The three situations found through the real kwctl: own templates under reject, the CR's
+/// configuration read through the lookup, the CR's strategy followed by a namespaced instancetype.
+#[test]
+fn own_templates_and_the_cr_read_through_a_lookup() {
+    let reject = json!({"evictionStrategy": {"nonMigratable": "reject"}});
+    let rejection = |reasons: &str| {
+        format!(
+            "{FIELD}: VM cannot live-migrate ({reasons}) and would block node drains with LiveMigrate; use LiveMigrateIfPossible or None"
+        )
+    };
+    let pvc_template = patched(
+        fixture("db-01-rwo-livemigrate"),
+        &json!([{"op": "move", "from": "/spec/dataVolumeTemplates/0/spec/storage", "path": "/spec/dataVolumeTemplates/0/spec/pvc"}]),
+    );
+    let rwx_in_cluster = TestCluster {
+        claims: vec![("prod", "db-01-data", vec!["ReadWriteMany"])],
+        ..TestCluster::default()
+    };
+    let harvester_rwo = patched(
+        fixture("web-01-migratable"),
+        &json!([
+            {"op": "replace", "path": "/spec/template/spec/evictionStrategy", "value": "LiveMigrate"},
+            {"op": "replace", "path": "/metadata/annotations/harvesterhci.io~1volumeClaimTemplates",
+             "value": "[{\"metadata\": {\"name\": \"web-01-disk-0-k2x7q\"}, \"spec\": {\"accessModes\": [\"ReadWriteOnce\"]}}]"},
+        ]),
+    );
+    let no_interfaces = patched(
+        fixture("legacy-01-unlabelled"),
+        &json!([
+            {"op": "add", "path": "/spec/template/spec/evictionStrategy", "value": "LiveMigrate"},
+            {"op": "remove", "path": "/spec/template/spec/domain/devices/interfaces"},
+            {"op": "remove", "path": "/spec/template/spec/networks"},
+        ]),
+    );
+    let masquerade = TestCluster::kubevirt(
+        json!({"spec": {"configuration": {"network": {"defaultNetworkInterface": "masquerade"}}}}),
+    );
+    let vgpu_vm = patched(
+        fixture("web-01-migratable"),
+        &json!([
+            {"op": "replace", "path": "/spec/template/spec/evictionStrategy", "value": "LiveMigrate"},
+            {"op": "add", "path": "/spec/instancetype", "value": {"name": "gl40s"}},
+        ]),
+    );
+    let vgpu_cluster = TestCluster::kubevirt(json!({
+        "spec": {"configuration": {
+            "developerConfiguration": {"featureGates": ["VGPULiveMigration"]},
+            "permittedHostDevices": {"mediatedDevices": [{"resourceName": "nvidia.com/L40S-24Q"}]},
+        }},
+        "status": {"observedKubeVirtVersion": "v1.9.0"},
+    }))
+    .with(
+        "VirtualMachineClusterInstancetype",
+        None,
+        "gl40s",
+        json!({"gpus": [{"name": "vgpu0", "deviceName": "nvidia.com/L40S-24Q"}]}),
+    );
+    let host_device_vm = patched(
+        fixture("web-01-migratable"),
+        &json!([
+            {"op": "remove", "path": "/spec/template/spec/evictionStrategy"},
+            {"op": "add", "path": "/spec/instancetype", "value": {"name": "passthrough", "kind": "VirtualMachineInstancetype"}},
+        ]),
+    );
+    let host_device_cluster = cluster_strategy("LiveMigrate").with(
+        "VirtualMachineInstancetype",
+        Some("default"),
+        "passthrough",
+        json!({"hostDevices": [{"name": "nic-vf", "deviceName": "intel.com/sriov_vf"}]}),
+    );
+    run(vec![
+        Case::new(
+            "own RWO dataVolumeTemplate (pvc form), RWX claim in the cluster",
+            create(pvc_template),
+        )
+        .settings(reject.clone())
+        .cluster(rwx_in_cluster)
+        .rejects(rejection(
+            "DisksNotLiveMigratable: volume db-01-data (ReadWriteOnce)",
+        ))
+        .warns(CPU),
+        Case::new(
+            "own RWO template in Harvester's annotation",
+            create(harvester_rwo),
+        )
+        .settings(reject.clone())
+        .cluster(claim(vec!["ReadWriteMany"]))
+        .rejects(rejection(
+            "DisksNotLiveMigratable: volume web-01-disk-0-k2x7q (ReadWriteOnce)",
+        )),
+        Case::new(
+            "the CR's default interface masquerade, read for the configuration",
+            create(no_interfaces),
+        )
+        .settings(reject.clone())
+        .cluster(masquerade)
+        .calls(&["kubevirt"])
+        .sets(
+            "/metadata/labels/harvesterhci.io~1maintain-mode-strategy",
+            json!("Migrate"),
+        ),
+        Case::new(
+            "the CR's vGPU gate and mediated device, after the instancetype",
+            create(vgpu_vm),
+        )
+        .settings(reject.clone())
+        .cluster(vgpu_cluster)
+        .calls(&["VirtualMachineClusterInstancetype gl40s", "kubevirt"]),
+        Case::new(
+            "the CR's LiveMigrate, then a namespaced instancetype's host device",
+            create(host_device_vm),
+        )
+        .settings(reject)
+        .cluster(host_device_cluster)
+        .calls(&["kubevirt", "VirtualMachineInstancetype default/passthrough"])
+        .rejects(rejection("HostDeviceNotLiveMigratable: host device nic-vf")),
+    ]);
+}

@@ -111,20 +111,9 @@ impl vm_maintenance_strategy::cluster::Cluster for TestCluster {
         let Some(cr) = self.kubevirt.clone()? else {
             return Ok(None);
         };
-        let configuration = cr
-            .pointer("/spec/configuration")
-            .cloned()
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default();
-        Ok(Some(vm_maintenance_strategy::cluster::KubeVirtCr {
-            configuration,
-            observed_version: cr
-                .pointer("/status/observedKubeVirtVersion")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }))
+        // Through the host's own reading of a list answer, as kube-rs' default `v1 List`.
+        let list = json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": [cr]});
+        vm_maintenance_strategy::cluster::kubevirt_from_list(list.to_string().as_bytes())
     }
 
     fn instancetype_spec(
