@@ -123,12 +123,17 @@ fn why(error: kubewarden_policy_sdk::error::Error) -> String {
     }
 }
 
-/// A host error's text without waPC's prefixes.
+/// A host error's text without waPC's prefixes, and without the stack backtrace a host running
+/// with `RUST_BACKTRACE=1` appends to it (anyhow's `\n\nStack backtrace:` and its frames).
 fn why_text(text: String) -> String {
     let text = text.strip_prefix("Host error: ").unwrap_or(&text);
-    text.strip_prefix("Callback evaluation failure: ")
-        .unwrap_or(text)
-        .to_owned()
+    let text = text
+        .strip_prefix("Callback evaluation failure: ")
+        .unwrap_or(text);
+    match text.find("\n\nStack backtrace:") {
+        Some(end) => text[..end].to_owned(),
+        None => text.to_owned(),
+    }
 }
 
 /// The first KubeVirt CR of a `list_resources_all` answer (`Ok(None)`: the list is empty). The

@@ -4,9 +4,10 @@
 //!                                 (default: examples/legacy-vm-create.json); SETTINGS: JSON or YAML.
 //! evaluate --export-cases DIR [CASES]
 //!                                 writes every e2e case as request/settings/expect JSON (for bats),
-//!                                 and for a case with `cluster:` the kwctl session replaying the
-//!                                 calls it makes on the built module (`session.yml`), or, when
-//!                                 the cluster denies every call, an empty `deny-all` marker.
+//!                                 and for every case the kwctl session replaying the calls it
+//!                                 makes on the built module (`session.yml`; none for refused
+//!                                 settings), or, when the cluster denies every call, an empty
+//!                                 `deny-all` marker.
 //!
 //! Prints the AdmissionReview response on stdout and the decoded patch on stderr.
 
@@ -62,22 +63,17 @@ fn evaluate(request_path: &Path, settings_path: Option<&Path>) -> Result<ExitCod
 
 fn export_cases(dir: &Path, cases_dir: &Path) -> Result<ExitCode, Error> {
     let all = cases::load_all(cases_dir)?;
-    // The sessions are what the cases' calls were on the built module.
-    let host = if all.iter().any(|(_, case)| case.cluster.is_some()) {
-        Some(PolicyHost::load(&default_module_path())?)
-    } else {
-        None
-    };
+    // The sessions are what the cases' calls were on the built module: every case gets one (a
+    // case without `cluster:` runs on the e2e host's empty cluster, and may still ask it).
+    let host = PolicyHost::load(&default_module_path())?;
     for (i, (name, case)) in all.into_iter().enumerate() {
         let case_dir = dir.join(format!("{i:03}"));
         std::fs::create_dir_all(&case_dir)?;
-        if let (Some(spec), Some(host)) = (&case.cluster, &host) {
-            if spec.deny_all {
-                std::fs::write(case_dir.join("deny-all"), "")?;
-            } else {
-                let (_, _, cluster) = case.evaluate(host).map_err(|e| format!("{name}: {e}"))?;
-                std::fs::write(case_dir.join("session.yml"), cluster.session_yaml()?)?;
-            }
+        if case.cluster.as_ref().is_some_and(|spec| spec.deny_all) {
+            std::fs::write(case_dir.join("deny-all"), "")?;
+        } else if case.expect.settings_refused.is_none() {
+            let (_, _, cluster) = case.evaluate(&host).map_err(|e| format!("{name}: {e}"))?;
+            std::fs::write(case_dir.join("session.yml"), cluster.session_yaml()?)?;
         }
         let expect = &case.expect;
         let files = [
