@@ -83,10 +83,12 @@ unit-tests:
 e2e-tests: policy.wasm
 	$(CARGO) test -p e2e-tests
 
-# The same cases through kwctl, for people who have kwctl, bats and jq.
+# The same cases through kwctl, for people who have kwctl, bats and jq (`make test` runs it, or says
+# why it skipped). EVALUATE: an evaluate binary already built (else `cargo run` builds one).
+EVALUATE ?=
 e2e-tests-kwctl:
 	@if command -v kwctl >/dev/null && command -v bats >/dev/null && command -v jq >/dev/null; then \
-		$(MAKE) annotated-policy.wasm && bats e2e-tests/kwctl.bats; \
+		$(MAKE) annotated-policy.wasm && EVALUATE=$(EVALUATE) bats e2e-tests/kwctl.bats; \
 	else \
 		echo "e2e-tests-kwctl: skipped, it needs kwctl, bats and jq on PATH (the wasm e2e suite runs in 'make test')"; \
 	fi
@@ -108,7 +110,10 @@ tools-tests: policy.wasm setup-registry
 wasm-tests: policy.wasm setup-registry
 	$(CARGO) test -p e2e-tests -p policy-tools -p drain-preview
 
-test: setup setup-registry fmt-check unit-tests wasm-tests lint
+# e2e-tests-kwctl reuses the evaluate binary that wasm-tests built with the workspace's features
+# (a `cargo run` of it alone would build wasmtime a second time).
+test: EVALUATE = target/debug/evaluate
+test: setup setup-registry fmt-check unit-tests wasm-tests e2e-tests-kwctl lint
 
 # The benchmark table in BENCHMARKS.md: native, warm and fresh-instance evaluation per scenario,
 # module size, compile time, peak memory; PEER=psa_label_enforcer.wasm adds the peer's rows.

@@ -8,7 +8,12 @@
 
 setup_file() {
   export CASES="$BATS_FILE_TMPDIR/cases"
-  cargo run -q -p e2e-tests --bin evaluate -- --export-cases "$CASES"
+  # EVALUATE: an evaluate binary already built (make test passes the one its wasm tests built).
+  if [ -n "${EVALUATE:-}" ]; then
+    "$EVALUATE" --export-cases "$CASES"
+  else
+    cargo run -q -p e2e-tests --bin evaluate -- --export-cases "$CASES"
+  fi
 }
 
 # `kwctl inspect -o yaml` prints the embedded metadata as serde_yaml writes it (no JSON output).
