@@ -88,7 +88,7 @@ e2e-tests: policy.wasm
 EVALUATE ?=
 e2e-tests-kwctl:
 	@if command -v kwctl >/dev/null && command -v bats >/dev/null && command -v jq >/dev/null; then \
-		$(MAKE) annotated-policy.wasm && EVALUATE=$(EVALUATE) bats e2e-tests/kwctl.bats; \
+		$(MAKE) annotated-policy.wasm && EVALUATE=$(EVALUATE) e2e-tests/kwctl/run; \
 	else \
 		echo "e2e-tests-kwctl: skipped, it needs kwctl, bats and jq on PATH (the wasm e2e suite runs in 'make test')"; \
 	fi
