@@ -68,14 +68,7 @@ impl Cluster for Host {
         let payload = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
         let answer = guest::host_call("kubewarden", "kubernetes", "list_resources_all", &payload)
             .map_err(|e| why_text(e.to_string()))?;
-        let list: Items<KubeVirt> = serde_json::from_slice(&answer)
-            .map_err(|e| format!("list all resources response: {e}"))?;
-        Ok(list
-            .items
-            .into_iter()
-            .flatten()
-            .next()
-            .map(KubeVirt::into_cr))
+        kubevirt_from_list(&answer)
     }
 
     fn instancetype_spec(
