@@ -396,7 +396,9 @@ fn kubevirt_list_answers() {
         "spec": {"configuration": {"evictionStrategy": "LiveMigrate", "network": {"defaultNetworkInterface": "masquerade"}}},
         "status": {"observedKubeVirtVersion": "v1.9.0"},
     });
-    let table: Vec<(&str, Value, Option<(&str, &str)>)> = vec![
+    // (what, the list answer, the CR's (evictionStrategy, observed version) or no CR)
+    type Want = Option<(&'static str, &'static str)>;
+    let table: Vec<(&str, Value, Want)> = vec![
         (
             "KubeVirtList",
             json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirtList", "metadata": {}, "items": [cr]}),
