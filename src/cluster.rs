@@ -108,12 +108,10 @@ impl Cluster for Host {
 
 /// Why a host call failed, in the host's words: the SDK's and waPC's wrappers left out.
 fn why(error: kubewarden_policy_sdk::error::Error) -> String {
-    match error {
-        kubewarden_policy_sdk::error::Error::HostCall { source, .. } => {
-            why_text(source.to_string())
-        }
-        other => why_text(other.to_string()),
-    }
+    why_text(match error {
+        kubewarden_policy_sdk::error::Error::HostCall { source, .. } => source.to_string(),
+        other => other.to_string(),
+    })
 }
 
 /// A host error's text without waPC's prefixes, and without the stack backtrace a host running
