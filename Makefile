@@ -81,7 +81,7 @@ unit-tests:
 	$(CARGO) test -p vm-maintenance-strategy
 
 e2e-tests: policy.wasm
-	$(CARGO) test -p e2e-tests
+	$(CARGO) test -p policy-host -p e2e-tests
 
 # The same cases through kwctl, for people who have kwctl, bats and jq (`make test` runs it, or says
 # why it skipped). EVALUATE: an evaluate binary already built (else `cargo run` builds one).
@@ -108,7 +108,7 @@ tools-tests: policy.wasm setup-registry
 # features for crates wasmtime shares with the OCI client (smallvec, tokio, ...) and build
 # wasmtime twice.
 wasm-tests: policy.wasm setup-registry
-	$(CARGO) test -p e2e-tests -p policy-tools -p drain-preview
+	$(CARGO) test -p policy-host -p e2e-tests -p policy-tools -p drain-preview
 
 # e2e-tests-kwctl reuses the evaluate binary that wasm-tests built with the workspace's features
 # (a `cargo run` of it alone would build wasmtime a second time).

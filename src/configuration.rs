@@ -1,4 +1,4 @@
-//! The parts of the KubeVirt CR that decide migratability: `spec.configuration` as far as SPEC §1
+//! The parts of the KubeVirt CR that decide migratability: `spec.configuration` as far as docs/rules.md
 //! names it (the rest is ignored, never refused) and the release whose rules apply. The same shape
 //! reads the `kubevirt.configuration` setting and the live CR.
 

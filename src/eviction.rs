@@ -115,7 +115,7 @@ fn could_block(vm: &Object, settings: &Settings) -> bool {
         || names_instancetype(vm)
 }
 
-/// What keeps the VM from migrating, with the lookups of SPEC §3 V7 in their order: (the KubeVirt
+/// What keeps the VM from migrating, with the lookups of rule V7 (docs/rules.md) in their order: (the KubeVirt
 /// CR, read by [`blocking`] when the strategy needed it,) the instancetype, the preference, the
 /// KubeVirt CR when a reason depends on its configuration or release, the claims.
 fn findings(vm: &Object, review: &Review) -> Findings {

@@ -1,6 +1,6 @@
 //! The decision the rules build up: warnings accumulate, the first rejection wins.
 
-/// Code for a request the policy refuses (SPEC §3).
+/// Code for a request the policy refuses (docs/rules.md).
 pub(crate) const UNPROCESSABLE: u16 = 422;
 /// Code for a payload that is not a validation request at all.
 pub(crate) const BAD_REQUEST: u16 = 400;

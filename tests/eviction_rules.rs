@@ -1,4 +1,4 @@
-//! SPEC §1 migratability reasons, §3 M3, V6, V7 and K1–K3, natively; one table each.
+//! docs/rules.md: migratability reasons, M3, V6, V7 and K1–K3, natively; one table each.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! SPEC §3 gate, mutation and label validation rules (G1–G5, M1, M2, M4, V1–V5), one table each.
+//! docs/rules.md: gate, mutation and label validation rules (G1–G5, M1, M2, M4, V1–V5), one table each.
 
 mod common;
 

@@ -732,7 +732,7 @@ fn step3_refused_and_step4_forced() {
     assert_eq!(forced.vms[0].node.as_deref(), Some("n2"));
     assert!(forced.refusal.is_empty() && forced.stuck.is_empty());
 
-    // Forced on a healthy node with a labelled VM: worse than not forcing (issue 14).
+    // Forced on a healthy node with a labelled VM: worse than not forcing.
     let mut healthy = World::new();
     healthy
         .add("labelled", "n1", Some(S), Some(S), Some(S))

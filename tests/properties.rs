@@ -1,7 +1,7 @@
 //! Property tests (proptest) on random VM-shaped objects, natively through the rlib:
 //! (i) the policy always answers a `ValidationResponse` (never a panic, never something else),
 //! (ii) the decision and the mutation match an oracle of the label rules (M1, M2, V2, V3, V5 and
-//! the G5 shape checks) written from SPEC.md for the default settings, and
+//! the G5 shape checks) written from docs/rules.md for the default settings, and
 //! (iii) a mutated object differs from the input only at the owned paths (`metadata.labels[K]`,
 //! `spec.template.metadata.labels[K]`, the parent maps they create, and
 //! `spec.template.spec.evictionStrategy` when a setting asks for it).
@@ -348,7 +348,7 @@ fn evaluate(request: &Value, settings: &Value) -> Result<Value, TestCaseError> {
     answer_of(&payload)
 }
 
-// ---------------------------------------------------------------- the oracle (SPEC §3)
+// ---------------------------------------------------------------- the oracle (docs/rules.md)
 
 /// A label map as the rules see it: absent or `null` = empty; another type = the field's name.
 fn map_field<'a>(
@@ -665,7 +665,7 @@ proptest! {
 /// Found by `make fuzz` (fuzz/regressions/validate_structured/float-roundtrip-*): a mutation
 /// used to re-serialise the whole object from a `serde_json::Value`, so numbers that serde_json
 /// cannot hold exactly came back changed (floats whose parse is not correctly rounded, integers
-/// beyond 64 bits). SPEC M: "the mutated object equals `new` everywhere else, value for value".
+/// beyond 64 bits). docs/rules.md: outside the owned paths the answer is the request's own text.
 /// Fixed by splicing (`src/splice.rs`): the answer copies the request's text outside the owned
 /// paths, so the numbers must come back as the very same text.
 #[test]

@@ -1,4 +1,4 @@
-//! SPEC §5 natively: malformed payloads get a clear answer, and a mutation changes only the paths
+//! docs/rules.md "Answers outside the rules" natively: malformed payloads get a clear answer, and a mutation changes only the paths
 //! the rules own (the same properties are checked on the wasm module by the e2e suite).
 
 mod common;

@@ -1,4 +1,4 @@
-//! SPEC §2: settings parsing and `validate_settings`, through the waPC function's own code.
+//! docs/rules.md "Settings": settings parsing and `validate_settings`, through the waPC function's own code.
 
 use serde_json::{Value, json};
 use vm_maintenance_strategy::policy::validate_settings;

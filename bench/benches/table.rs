@@ -16,8 +16,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
-use e2e_tests::admission::ValidationResponse;
-use e2e_tests::{Cluster, Instance, PolicyHost, default_module_path, workspace_dir};
 use policy_bench::memory::MemoryProbe;
 use policy_bench::scenarios::{
     self, MemoryCluster, Scenario, payload, peer_namespace, peer_settings,
@@ -26,6 +24,8 @@ use policy_bench::table::{
     benchmarks_file, best_and_spread, machine, median_ns, replace_section, thousands, time,
 };
 use policy_bench::{bytes, nodes};
+use policy_host::admission::ValidationResponse;
+use policy_host::{Cluster, Instance, PolicyHost, default_module_path, workspace_dir};
 use serde_json::Value;
 
 const VARIANTS: [&str; 4] = ["a-native", "b-warm", "c-fresh", "d-warm-host"];

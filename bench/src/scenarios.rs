@@ -1,7 +1,7 @@
 //! The benchmark scenarios as `validate` payloads, and the peer's Namespace requests matched to
 //! ours in bytes and JSON nodes.
 
-use e2e_tests::cases::fixture;
+use policy_host::fixture;
 use serde_json::{Value, json};
 
 use crate::{bytes, nodes};
@@ -210,7 +210,7 @@ pub fn all() -> Vec<Scenario> {
 /// A VM whose V7 decision needs the cluster: no eviction strategy of its own and none in the
 /// settings, so the KubeVirt CR is listed (it says `LiveMigrate`), then every PVC volume that is
 /// not one of the VM's own templates is read (one is `ReadWriteOnce`: a V7 warning). The host
-/// answers from memory (`e2e_tests::Cluster`; natively [`MemoryCluster`]).
+/// answers from memory (`policy_host::Cluster`; natively [`MemoryCluster`]).
 pub fn cluster_lookup_scenario() -> Option<Scenario> {
     let mut vm = vm_of_size(5 * 1024, true);
     vm["spec"]["template"]["spec"]

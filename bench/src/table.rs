@@ -106,5 +106,5 @@ pub fn machine() -> String {
 pub fn benchmarks_file() -> PathBuf {
     std::env::var_os("POLICY_BENCH_OUT")
         .map(Into::into)
-        .unwrap_or_else(|| e2e_tests::workspace_dir().join("BENCHMARKS.md"))
+        .unwrap_or_else(|| policy_host::workspace_dir().join("BENCHMARKS.md"))
 }

@@ -16,8 +16,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
-use e2e_tests::{Cluster, Evaluation, PolicyHost, default_module_path};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use policy_host::{Cluster, Evaluation, PolicyHost, default_module_path};
 use serde_json::{Value, json};
 use vm_maintenance_strategy::drain::drain_outcome;
 /// A VM as raw JSON (the type the policy crate reads).

@@ -1,6 +1,6 @@
 //! `--maintenance NODE [--force]`: Harvester's maintenance mode on one node, previewed from the
 //! dump with the policy crate's `drain::maintenance::preview`. This file reads the kinds the
-//! preview needs beyond #11's (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and
+//! preview needs beyond the drain preview's (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and
 //! replicas), says what the dump lacks, and renders the table or the JSON object.
 
 use comfy_table::{ContentArrangement, Table, presets};
@@ -160,7 +160,7 @@ pub fn run(
     Ok((text, code))
 }
 
-/// The policy's reading of a VM (the tool's `assess`, as #11 uses it), in the library's terms.
+/// The policy's reading of a VM (the tool's `assess`, as the drain preview uses it), in the library's terms.
 fn predicted(vm: &Value, settings: &Value, view: &ClusterView) -> Assessment {
     let empty = serde_json::Map::new();
     let object = vm.as_object().unwrap_or(&empty);

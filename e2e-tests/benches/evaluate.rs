@@ -2,8 +2,8 @@
 //! makes per request) plus `validate`, for small fixtures and a request of several MiB.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use e2e_tests::cases::fixture;
-use e2e_tests::{PolicyHost, default_module_path};
+use policy_host::fixture;
+use policy_host::{PolicyHost, default_module_path};
 use serde_json::{Value, json};
 
 fn payload(object: &Value, settings: Value) -> Vec<u8> {

@@ -10,10 +10,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::admission::Evaluation;
-use crate::cluster::{Call, Cluster, FailRule};
-use crate::host::{Error, PolicyHost};
-use crate::workspace_dir;
+pub use policy_host::fixture;
+use policy_host::{Call, Cluster, Evaluation, FailRule, PolicyHost, host::Error, workspace_dir};
 
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -337,14 +335,6 @@ pub fn load_all(dir: &Path) -> Result<Vec<(String, Case)>, Error> {
         );
     }
     Ok(all)
-}
-
-pub fn fixture(name: &str) -> Result<Value, Error> {
-    let path = workspace_dir()
-        .join("fixtures")
-        .join(format!("{name}.yaml"));
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(serde_yaml::from_str(&text)?)
 }
 
 fn apply(mut doc: Value, ops: &[Value]) -> Result<Value, Error> {

@@ -1,27 +1,4 @@
-//! A waPC host for `policy.wasm`, built like Kubewarden's policy-server: the module is compiled
-//! once, every evaluation gets a fresh instance, settings are validated before `validate` runs,
-//! and the policy's answer is turned into the AdmissionResponse the API server would receive.
+//! The data-driven e2e suite: the cases of `cases/*.yaml`, run on the compiled `policy.wasm`
+//! through [`policy_host`] (waPC on wasmtime, as policy-server runs it).
 
-pub mod admission;
 pub mod cases;
-pub mod cluster;
-pub mod host;
-
-pub use admission::{AdmissionResponse, Evaluation};
-pub use cluster::{Call, Cluster, FailRule};
-pub use host::{Instance, PolicyHost};
-
-/// The workspace root (where `make policy.wasm` puts the module and the fixtures live).
-pub fn workspace_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-/// `$POLICY_WASM`, or `policy.wasm` at the workspace root.
-pub fn default_module_path() -> std::path::PathBuf {
-    std::env::var_os("POLICY_WASM")
-        .map(Into::into)
-        .unwrap_or_else(|| workspace_dir().join("policy.wasm"))
-}

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use e2e_tests::{PolicyHost, cases, default_module_path};
+use e2e_tests::cases;
 use libtest_mimic::{Arguments, Failed, Trial};
+use policy_host::{PolicyHost, default_module_path};
 
 fn main() {
     let args = Arguments::from_args();

@@ -1,8 +1,8 @@
-//! SPEC §5 on the compiled module: hostile payloads get an answer, never a trap, and the same
+//! docs/rules.md "Answers outside the rules" on the compiled module: hostile payloads get an answer, never a trap, and the same
 //! instance keeps serving afterwards.
 
-use e2e_tests::cases::fixture;
-use e2e_tests::{Instance, PolicyHost, default_module_path};
+use policy_host::fixture;
+use policy_host::{Instance, PolicyHost, default_module_path};
 use serde_json::{Map, Value, json};
 
 fn host() -> PolicyHost {
@@ -139,7 +139,7 @@ fn a_request_of_several_mib() {
     still_serving(&instance);
 }
 
-/// SPEC M on the module: the mutated object is the request's text outside the owned paths, so
+/// Rule M (docs/rules.md) on the module: the mutated object is the request's text outside the owned paths, so
 /// numbers serde_json cannot hold exactly, escapes, key order and whitespace inside untouched
 /// values come back byte for byte (fuzz finding 1, BENCHMARKS.md), and the owned paths are
 /// written with their parents created.

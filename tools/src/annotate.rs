@@ -1,7 +1,7 @@
 //! `kwctl annotate` without kwctl: validates the metadata, asks the module for its protocol
 //! version through the e2e waPC host, and appends the `io.kubewarden.metadata` section.
 
-use e2e_tests::PolicyHost;
+use policy_host::PolicyHost;
 
 use crate::Error;
 use crate::metadata::{Metadata, MetadataFile, SECTION};

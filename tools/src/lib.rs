@@ -11,4 +11,4 @@ pub mod wasm;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
-pub use e2e_tests::workspace_dir;
+pub use policy_host::workspace_dir;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use e2e_tests::PolicyHost;
+use policy_host::PolicyHost;
 use serde_json::Value;
 
 use crate::Error;
@@ -10,7 +10,7 @@ use crate::annotate::Annotated;
 use crate::metadata::{self, MetadataFile};
 
 pub fn path(name: &str) -> PathBuf {
-    e2e_tests::workspace_dir().join(name)
+    policy_host::workspace_dir().join(name)
 }
 
 pub fn read_text(name: &str) -> Result<String, Error> {
@@ -28,7 +28,7 @@ pub fn cargo_version() -> Result<String, Error> {
 
 /// `policy.wasm` (or `$POLICY_WASM`), built by `make policy.wasm`.
 pub fn module() -> Result<Vec<u8>, Error> {
-    let p = e2e_tests::default_module_path();
+    let p = policy_host::default_module_path();
     Ok(std::fs::read(&p)
         .map_err(|e| format!("{}: {e} (build it with `make policy.wasm`)", p.display()))?)
 }

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use e2e_tests::{Evaluation, PolicyHost};
 use oci_client::client::{Config, ImageLayer};
 use oci_client::manifest::{OciImageManifest, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
+use policy_host::{Evaluation, PolicyHost};
 use policy_tools::oci::{self, Registry};
 use policy_tools::{Error, metadata as m, project};
 use serde_json::{Value, json};

@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use e2e_tests::PolicyHost;
 use policy_bench::memory::MemoryProbe;
 use policy_bench::scenarios;
+use policy_host::PolicyHost;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 

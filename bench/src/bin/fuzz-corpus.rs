@@ -8,8 +8,9 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-use e2e_tests::cases::{cases_dir, fixture, load_all};
+use e2e_tests::cases::{cases_dir, load_all};
 use policy_bench::scenarios::{admission_request, payload};
+use policy_host::fixture;
 use serde_json::{Value, json};
 
 fn write(dir: &Path, bytes: &[u8]) -> std::io::Result<bool> {
@@ -23,7 +24,7 @@ fn write(dir: &Path, bytes: &[u8]) -> std::io::Result<bool> {
     Ok(true)
 }
 
-fn main() -> Result<(), e2e_tests::host::Error> {
+fn main() -> Result<(), policy_host::host::Error> {
     let out = std::env::args().nth(1).ok_or("usage: fuzz-corpus DIR")?;
     let (validate, settings) = (
         Path::new(&out).join("validate"),
@@ -41,7 +42,7 @@ fn main() -> Result<(), e2e_tests::host::Error> {
             Err(e) => eprintln!("{name}: {e}"),
         }
     }
-    let fixtures = std::fs::read_dir(e2e_tests::workspace_dir().join("fixtures"))?;
+    let fixtures = std::fs::read_dir(policy_host::workspace_dir().join("fixtures"))?;
     for entry in fixtures {
         let path = entry?.path();
         let Some(stem) = path

@@ -14,7 +14,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use e2e_tests::{Evaluation, PolicyHost, cases, default_module_path, workspace_dir};
+use e2e_tests::cases;
+use policy_host::{Evaluation, PolicyHost, default_module_path, workspace_dir};
 use serde_json::{Value, json};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;

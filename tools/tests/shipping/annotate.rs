@@ -112,7 +112,7 @@ fn annotation_appends_one_section_and_keeps_the_module() -> Result<(), Error> {
     assert_eq!(tail[0], 0, "a custom section");
     let json = annotated.metadata.to_json();
     assert!(tail.ends_with(&json));
-    let host = e2e_tests::PolicyHost::from_bytes(&annotated.module)?;
+    let host = policy_host::PolicyHost::from_bytes(&annotated.module)?;
     assert_eq!(host.instance()?.call("protocol_version", b"")?, b"\"v1\"");
     Ok(())
 }
