@@ -115,8 +115,30 @@ fn could_block(vm: &Object, settings: &Settings) -> bool {
         || names_instancetype(vm)
 }
 
-/// What keeps the VM from migrating, with the lookups of rule V7 (docs/rules.md) in their order: (the KubeVirt
-/// CR, read by [`blocking`] when the strategy needed it,) the instancetype, the preference, the
+/// The configuration and the rules migratability is judged with: the settings' own, else the
+/// KubeVirt CR's when it has been read (its `observed_version` for the rules).
+fn known(review: &Review) -> (Configuration, Option<Rules>) {
+    let kubevirt = &review.settings.kubevirt;
+    let cr = review
+        .cluster
+        .kubevirt_read()
+        .then(|| review.cluster.kubevirt(""))
+        .flatten();
+    let config = kubevirt
+        .configuration
+        .clone()
+        .or_else(|| cr.map(|cr| cr.configuration.clone()))
+        .unwrap_or_default();
+    let rules = kubevirt.rules().or_else(|| {
+        cr.and_then(|cr| cr.observed_version.as_deref())
+            .and_then(parse_version)
+            .map(Rules::of)
+    });
+    (config, rules)
+}
+
+/// What keeps the VM from migrating, with the lookups of rule V7 (docs/rules.md) in their order:
+/// (the KubeVirt CR, read by [`blocking`] when the strategy needed it,) the instancetype, the preference, the
 /// KubeVirt CR when a reason depends on its configuration or release, the claims.
 fn findings(vm: &Object, review: &Review) -> Findings {
     let settings = review.settings;
@@ -133,24 +155,6 @@ fn findings(vm: &Object, review: &Review) -> Findings {
         preference: preference.as_ref().map(|(_, spec)| spec),
     };
     let kubevirt = &settings.kubevirt;
-    let known = |review: &Review| {
-        let cr = review
-            .cluster
-            .kubevirt_read()
-            .then(|| review.cluster.kubevirt(""))
-            .flatten();
-        let config = kubevirt
-            .configuration
-            .clone()
-            .or_else(|| cr.map(|cr| cr.configuration.clone()))
-            .unwrap_or_default();
-        let rules = kubevirt.rules().or_else(|| {
-            cr.and_then(|cr| cr.observed_version.as_deref())
-                .and_then(parse_version)
-                .map(Rules::of)
-        });
-        (config, rules)
-    };
     let (mut config, mut rules) = known(review);
     let mut vmi = vmi::expand(vm, sources, &config, rules.unwrap_or(Rules::V1_9));
     let need = needs(&vmi, rules);

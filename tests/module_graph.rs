@@ -1,41 +1,99 @@
-//! The modules of `src/` form one direction of flow: no module imports another that (directly or
+//! The modules of `src/`, every folder, form one direction of flow: no module imports another that (directly or
 //! through others) imports it back, and `json` imports nothing of the crate.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
-/// `module -> modules it names through `crate::``, read from the source text.
-fn imports() -> BTreeMap<String, BTreeSet<String>> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-    let mut graph = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).expect("src/ is readable") {
+/// The source files under `src/`, every folder, as `(module path, text before the test module)`:
+/// `src/drain/maintenance.rs` is `drain::maintenance`, a `mod.rs` names its folder.
+fn modules(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).expect("a readable source folder") {
         let path = entry.expect("a directory entry").path();
-        if path.extension().is_none_or(|e| e != "rs") {
-            continue;
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let name = if prefix.is_empty() {
+            stem.clone()
+        } else {
+            format!("{prefix}::{stem}")
+        };
+        if path.is_dir() {
+            modules(&path, &name, out);
+        } else if path.extension().is_some_and(|e| e == "rs") && stem != "tests" {
+            let name = if stem == "mod" {
+                prefix.to_owned()
+            } else {
+                name
+            };
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            let code = text
+                .split("\n#[cfg(test)]\n")
+                .next()
+                .unwrap_or("")
+                .to_owned();
+            out.push((name, code));
         }
-        let module = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(&path).expect("a source file");
-        let mut uses = BTreeSet::new();
-        for (i, _) in text.match_indices("crate::") {
-            let rest = &text[i + "crate::".len()..];
-            let name: String = rest
+    }
+}
+
+/// The paths a source text names after `crate::` (and `super::`, made absolute), with one level
+/// of `{...}` groups expanded: `use crate::a::{B, c::D};` names `a::B` and `a::c::D`.
+fn named_paths(module: &str, code: &str) -> Vec<String> {
+    let parent = module.rsplit_once("::").map_or("", |(p, _)| p);
+    let mut paths = Vec::new();
+    for (root, base) in [
+        ("crate::", String::new()),
+        ("super::", format!("{parent}::")),
+    ] {
+        for (i, _) in code.match_indices(root) {
+            if root == "crate::" && code[..i].ends_with("$") {
+                continue;
+            }
+            let rest = &code[i + root.len()..];
+            let head: String = rest
                 .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '{')
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
                 .collect();
-            if name.starts_with('{') {
-                // `use crate::{a, b::c};`
-                let end = rest.find('}').unwrap_or(rest.len());
-                for part in rest[1..end].split(',') {
-                    let part = part.trim().split("::").next().unwrap_or("").to_owned();
-                    if !part.is_empty() {
-                        uses.insert(part);
-                    }
+            let head = format!("{base}{}", head.trim_end_matches(':'));
+            let after = &rest[rest.len().min(head.len() - base.len())..];
+            let after = after.trim_start_matches(':');
+            if let Some(group) = after.strip_prefix('{') {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                for part in group.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    let sep = if head.is_empty() { "" } else { "::" };
+                    paths.push(format!("{head}{sep}{part}"));
                 }
-            } else if !name.is_empty() {
-                uses.insert(name);
+            } else {
+                paths.push(head);
             }
         }
-        uses.remove(&module);
-        graph.insert(module, uses);
+    }
+    paths
+}
+
+/// `module -> modules it names through `crate::` or `super::``, read from the source text: a
+/// path names the longest module it starts with.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    modules(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")),
+        "",
+        &mut files,
+    );
+    let names: BTreeSet<String> = files.iter().map(|(name, _)| name.clone()).collect();
+    let mut graph = BTreeMap::new();
+    for (module, code) in &files {
+        let mut uses = BTreeSet::new();
+        for path in named_paths(module, code) {
+            let segments: Vec<&str> = path.split("::").collect();
+            let found = (1..=segments.len())
+                .rev()
+                .map(|n| segments[..n].join("::"))
+                .find(|candidate| names.contains(candidate));
+            if let Some(found) = found {
+                uses.insert(found);
+            }
+        }
+        uses.remove(module);
+        graph.insert(module.clone(), uses);
     }
     graph
 }
@@ -63,6 +121,11 @@ fn no_module_reaches_back_to_itself() {
     assert!(
         graph["policy"].contains("labels"),
         "the reader sees imports: {graph:?}"
+    );
+    assert!(
+        graph["drain::maintenance"].contains("drain")
+            && graph["drain::maintenance"].contains("eviction"),
+        "the reader sees the folders of src/ and their imports: {graph:?}"
     );
     let cycles: Vec<&String> = graph.keys().filter(|m| reaches(&graph, m, m)).collect();
     assert!(
