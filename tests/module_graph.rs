@@ -1,5 +1,6 @@
 //! The modules of `src/`, every folder, form one direction of flow: no module imports another that (directly or
-//! through others) imports it back, and `json` imports nothing of the crate.
+//! through others) imports it back, and `json` imports nothing of the crate. The same holds in
+//! every crate of the workspace.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -71,13 +72,12 @@ fn named_paths(module: &str, code: &str) -> Vec<String> {
 
 /// `module -> modules it names through `crate::` or `super::``, read from the source text: a
 /// path names the longest module it starts with.
-fn imports() -> BTreeMap<String, BTreeSet<String>> {
+fn imports_of(krate: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
-    modules(
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")),
-        "",
-        &mut files,
-    );
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(krate)
+        .join("src");
+    modules(&src, "", &mut files);
     let names: BTreeSet<String> = files.iter().map(|(name, _)| name.clone()).collect();
     let mut graph = BTreeMap::new();
     for (module, code) in &files {
@@ -97,6 +97,21 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
     }
     graph
 }
+
+/// The policy crate's graph.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    imports_of(".")
+}
+
+/// The workspace's crates (Cargo.toml `members`); Cargo itself refuses a circle between crates.
+const CRATES: [&str; 6] = [
+    ".",
+    "policy-host",
+    "e2e-tests",
+    "tools",
+    "bench",
+    "drain-preview",
+];
 
 fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> bool {
     let mut seen = BTreeSet::new();
@@ -138,4 +153,23 @@ fn no_module_reaches_back_to_itself() {
 fn json_is_a_leaf() {
     let graph = imports();
     assert_eq!(graph["json"], BTreeSet::new());
+}
+
+#[test]
+fn no_crate_of_the_workspace_has_an_import_circle() {
+    let members = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .expect("the workspace manifest");
+    for krate in CRATES {
+        let graph = imports_of(krate);
+        assert!(graph.len() > 1, "read {krate}/src: {graph:?}");
+        assert!(
+            krate == "." || members.contains(&format!("\"{krate}\"")),
+            "{krate} is a member"
+        );
+        let cycles: Vec<&String> = graph.keys().filter(|m| reaches(&graph, m, m)).collect();
+        assert!(
+            cycles.is_empty(),
+            "{krate}: import cycles through {cycles:?}: {graph:?}"
+        );
+    }
 }

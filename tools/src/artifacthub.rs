@@ -2,11 +2,11 @@
 //! order `kwctl scaffold artifacthub` writes.
 
 use std::collections::BTreeMap;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+pub use crate::authors::{Maintainer, maintainers};
 use crate::metadata::{self as m, MetadataFile};
 
 /// kwctl's header, so the committed file reads the same as a scaffolded one.
@@ -59,12 +59,6 @@ pub struct Link {
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct Maintainer {
-    pub name: String,
-    pub email: String,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Provider {
     pub name: String,
 }
@@ -76,31 +70,6 @@ pub struct Recommendation {
 
 pub const CONTROLLER_CHART: &str =
     "https://artifacthub.io/packages/helm/kubewarden/kubewarden-controller";
-
-/// `Name <mail>, Other <mail>` (RFC 5322 `name-addr` list) as Artifact Hub maintainers.
-pub fn maintainers(authors: &str) -> Result<Vec<Maintainer>, String> {
-    let header = format!("To: {authors}\r\n\r\n");
-    let message = mail_parser::MessageParser::default()
-        .parse(header.as_bytes())
-        .ok_or("not an RFC 5322 address list")?;
-    let list = message
-        .to()
-        .ok_or("not an RFC 5322 address list (Name <mail@example.org>, ...)")?;
-    let mut out = Vec::new();
-    for addr in list.iter() {
-        let address = addr.address.as_deref().unwrap_or_default();
-        let email = email_address::EmailAddress::from_str(address)
-            .map_err(|e| format!("{address:?} is not an e-mail address: {e}"))?;
-        out.push(Maintainer {
-            name: addr.name.as_deref().unwrap_or_default().to_owned(),
-            email: email.to_string(),
-        });
-    }
-    if out.is_empty() {
-        return Err("not an RFC 5322 address list (Name <mail@example.org>, ...)".to_owned());
-    }
-    Ok(out)
-}
 
 fn required<'a>(metadata: &'a MetadataFile, key: &str) -> Result<&'a str, Error> {
     metadata

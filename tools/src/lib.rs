@@ -4,6 +4,8 @@
 
 pub mod annotate;
 pub mod artifacthub;
+pub mod authors;
+pub mod capabilities;
 pub mod metadata;
 pub mod oci;
 pub mod project;

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+pub use crate::capabilities::HOST_CAPABILITIES;
 
 pub const SECTION: &str = "io.kubewarden.metadata";
 pub const TITLE: &str = "io.kubewarden.policy.title";
@@ -31,20 +32,6 @@ pub const ARTIFACTHUB_KEYWORDS: &str = "io.artifacthub.keywords";
 pub const OPERATIONS: [&str; 5] = ["CREATE", "UPDATE", "DELETE", "CONNECT", "*"];
 /// PolicyReport severities (`io.kubewarden.policy.severity`).
 pub const SEVERITIES: [&str; 5] = ["info", "low", "medium", "high", "critical"];
-/// Host capabilities policy-server knows, as `namespace/operation` paths.
-pub const HOST_CAPABILITIES: [&str; 11] = [
-    "oci/v1/verify",
-    "oci/v1/manifest_digest",
-    "oci/v1/oci_manifest",
-    "oci/v1/oci_manifest_config",
-    "oci/v2/verify",
-    "net/v1/dns_lookup_host",
-    "crypto/v1/is_certificate_trusted",
-    "kubernetes/list_resources_by_namespace",
-    "kubernetes/list_resources_all",
-    "kubernetes/get_resource",
-    "kubernetes/can_i",
-];
 
 /// One admission rule, as kwctl serializes it.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -257,7 +244,7 @@ impl MetadataFile {
             }
         }
         if let Some(author) = a.get(AUTHOR)
-            && let Err(e) = crate::artifacthub::maintainers(author)
+            && let Err(e) = crate::authors::maintainers(author)
         {
             problems.push(format!("annotations.{AUTHOR}: {e}"));
         }

@@ -70,7 +70,7 @@ pub fn referenced_host_capabilities(module: &[u8]) -> Result<Vec<&'static str>, 
             }
         }
     }
-    let all = crate::metadata::HOST_CAPABILITIES;
+    let all = crate::capabilities::HOST_CAPABILITIES;
     let mut found = Vec::new();
     for capability in all {
         let Some((namespace, operation)) = capability.split_once('/') else {
