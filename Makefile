@@ -78,7 +78,7 @@ lint: setup
 	$(CARGO) clippy --target $(TARGET) -p vm-maintenance-strategy -- -D warnings
 
 unit-tests:
-	$(CARGO) test -p vm-maintenance-strategy
+	$(CARGO) test -p vm-maintenance-strategy -p cluster-model
 
 e2e-tests: policy.wasm
 	$(CARGO) test -p policy-host -p e2e-tests

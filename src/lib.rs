@@ -10,7 +10,6 @@
 mod allowed;
 pub mod cluster;
 pub mod configuration;
-pub mod drain;
 pub mod eviction;
 mod json;
 mod kubevirt;
@@ -22,7 +21,7 @@ mod response;
 mod review;
 pub mod settings;
 mod splice;
-mod strategy;
+pub mod strategy;
 mod verdict;
 mod vm;
 mod vmi;

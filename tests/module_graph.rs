@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The source files under `src/`, every folder, as `(module path, text before the test module)`:
-/// `src/drain/maintenance.rs` is `drain::maintenance`, a `mod.rs` names its folder.
+/// `src/maintenance/index.rs` is `maintenance::index`, a `mod.rs` names its folder.
 fn modules(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) {
     for entry in std::fs::read_dir(dir).expect("a readable source folder") {
         let path = entry.expect("a directory entry").path();
@@ -104,8 +104,9 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// The workspace's crates (Cargo.toml `members`); Cargo itself refuses a circle between crates.
-const CRATES: [&str; 6] = [
+const CRATES: [&str; 7] = [
     ".",
+    "cluster-model",
     "policy-host",
     "e2e-tests",
     "tools",
@@ -137,11 +138,6 @@ fn no_module_reaches_back_to_itself() {
         graph["policy"].contains("labels"),
         "the reader sees imports: {graph:?}"
     );
-    assert!(
-        graph["drain::maintenance"].contains("drain")
-            && graph["drain::maintenance"].contains("eviction"),
-        "the reader sees the folders of src/ and their imports: {graph:?}"
-    );
     let cycles: Vec<&String> = graph.keys().filter(|m| reaches(&graph, m, m)).collect();
     assert!(
         cycles.is_empty(),
@@ -162,6 +158,12 @@ fn no_crate_of_the_workspace_has_an_import_circle() {
     for krate in CRATES {
         let graph = imports_of(krate);
         assert!(graph.len() > 1, "read {krate}/src: {graph:?}");
+        if krate == "cluster-model" {
+            assert!(
+                graph["maintenance::actions"].contains("maintenance::index"),
+                "the reader sees the folders of src/ and their imports: {graph:?}"
+            );
+        }
         assert!(
             krate == "." || members.contains(&format!("\"{krate}\"")),
             "{krate} is a member"

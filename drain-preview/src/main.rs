@@ -16,10 +16,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
+use cluster_model::drain::drain_outcome;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use policy_host::{Cluster, Evaluation, PolicyHost, default_module_path};
 use serde_json::{Value, json};
-use vm_maintenance_strategy::drain::drain_outcome;
 /// A VM as raw JSON (the type the policy crate reads).
 type Object = serde_json::Map<String, Value>;
 
@@ -290,7 +290,7 @@ fn judge(
     );
     let label = |labels: Option<&Value>| {
         labels
-            .and_then(|l| l.get(vm_maintenance_strategy::drain::DEFAULT_LABEL_KEY))
+            .and_then(|l| l.get(cluster_model::drain::DEFAULT_LABEL_KEY))
             .cloned()
     };
     row.label = label(metadata.and_then(|m| m.get("labels")));

@@ -1,14 +1,14 @@
 //! `--maintenance NODE [--force]`: Harvester's maintenance mode on one node, previewed from the
-//! dump with the policy crate's `drain::maintenance::preview`. This file reads the kinds the
+//! dump with the cluster-model crate's `maintenance::preview`. This file reads the kinds the
 //! preview needs beyond the drain preview's (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and
 //! replicas), says what the dump lacks, and renders the table or the JSON object.
 
-use comfy_table::{ContentArrangement, Table, presets};
-use serde_json::Value;
-use vm_maintenance_strategy::drain::DrainOutcome;
-use vm_maintenance_strategy::drain::maintenance::{
+use cluster_model::drain::DrainOutcome;
+use cluster_model::maintenance::{
     LAST_HEALTHY_REPLICA, Longhorn, Objects, Outcome, Preview, VmOutcome, preview,
 };
+use comfy_table::{ContentArrangement, Table, presets};
+use serde_json::Value;
 use vm_maintenance_strategy::eviction::{Assessment, StrategySource};
 
 use crate::assess::{ClusterView, Source, assess};

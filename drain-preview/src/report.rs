@@ -1,9 +1,9 @@
 //! The rows, the table that fits a width, and the summary by outcome.
 
+use cluster_model::drain::DrainOutcome;
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width, presets};
 use serde::Serialize;
 use serde_json::Value;
-use vm_maintenance_strategy::drain::DrainOutcome;
 
 use crate::assess::Source;
 

@@ -1,4 +1,4 @@
-//! `drain::maintenance`: Harvester's maintenance mode, step by step, natively; one table each.
+//! `maintenance`: Harvester's maintenance mode, step by step, natively; one table each.
 //!
 //! Cases marked `DH_T:`, `ND_T:` or `NV_T:` are Harvester's own unit tests (harvester/harvester
 //! master 3d63c2af: `pkg/util/drainhelper/helper_test.go`,
@@ -6,14 +6,14 @@
 //! `pkg/webhook/resources/node/validator_test.go`), their inputs and expectations re-stated;
 //! cases marked `derived` follow the cited source line, not a Harvester test.
 
-use serde_json::{Value, json};
-use vm_maintenance_strategy::drain::maintenance::{
+use cluster_model::drain::{DrainAction, DrainOutcome, drain_action};
+use cluster_model::maintenance::{
     HA_CONTROL_PLANE_NODE, Index, LAST_HEALTHY_REPLICA, Longhorn,
     NODE_SCHEDULING_REQUIREMENTS_NOT_MET, Objects, Outcome, Restart, SINGLE_CONTROL_PLANE_NODE,
     control_plane, last_available_node, last_healthy_replica, live_migratable_false,
     node_affinity_matches, node_ready, non_migratable, preview, scheduling_not_met,
 };
-use vm_maintenance_strategy::drain::{DrainAction, DrainOutcome, drain_action};
+use serde_json::{Value, json};
 use vm_maintenance_strategy::eviction::{Assessment, StrategySource};
 
 /// A table row: its name, the input, what is expected.
@@ -570,7 +570,7 @@ impl World {
         self
     }
 
-    fn run(&self, node: &str, force: bool) -> vm_maintenance_strategy::drain::maintenance::Preview {
+    fn run(&self, node: &str, force: bool) -> cluster_model::maintenance::Preview {
         let objects = Objects {
             nodes: &self.nodes,
             vms: &self.vms,
@@ -588,9 +588,7 @@ impl World {
 
 type Row<'a> = (&'a str, DrainOutcome, Option<Restart>);
 
-fn rows(
-    p: &vm_maintenance_strategy::drain::maintenance::Preview,
-) -> Vec<(String, DrainOutcome, Option<Restart>)> {
+fn rows(p: &cluster_model::maintenance::Preview) -> Vec<(String, DrainOutcome, Option<Restart>)> {
     p.vms
         .iter()
         .map(|v| (format!("{}/{}", v.namespace, v.name), v.outcome, v.restart))

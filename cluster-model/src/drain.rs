@@ -10,15 +10,15 @@
 //! Pod carries (the VM's template labels), then KubeVirt's eviction admission
 //! (`pod-eviction-admitter.go`) for the Pods that are evicted.
 
-pub mod maintenance;
-
 use serde::{Deserialize, Serialize};
 
-use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE, MIGRATE, is_shutdown_family};
-use crate::vm::Object;
+use crate::Object;
+use vm_maintenance_strategy::strategy::{
+    LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE, MIGRATE, is_shutdown_family,
+};
 
 /// The label Harvester's drain filter reads (whatever key the policy's settings manage).
-pub use crate::strategy::DEFAULT_LABEL_KEY;
+pub use vm_maintenance_strategy::strategy::DEFAULT_LABEL_KEY;
 /// Harvester's label naming the VM a Pod runs.
 pub const VM_NAME_LABEL: &str = "harvesterhci.io/vmName";
 

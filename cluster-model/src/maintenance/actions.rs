@@ -1,0 +1,411 @@
+//! What maintenance mode does once admitted: the drain not forced (step 3) or forced (step 4),
+//! the VMs it stops, and how each restarts.
+
+use super::index::*;
+use super::outcome::*;
+use crate::Object;
+use crate::drain::{DEFAULT_LABEL_KEY, DrainAction, DrainOutcome, drain_action, drain_outcome};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use vm_maintenance_strategy::eviction::Assessment;
+use vm_maintenance_strategy::strategy::is_shutdown_family;
+
+// ---------------------------------------------------------------------------------------------
+// Steps 3 and 4.
+
+/// What steps 3 and 4 leave: the VMs acted on, and why the node never completes.
+#[derive(Debug, Default)]
+pub struct Acted {
+    pub vms: Vec<VmOutcome>,
+    pub stuck: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// Step 3, not forced and nothing non-migratable (ND:137-193, 201-231): every VMI on the node
+/// whose **VMI** label is a Shutdown-family value is stopped (VM `runStrategy: Halted`); the
+/// AfterEnable / AfterDisable ones annotate their VM and start again by the **VM's**
+/// `metadata.labels` value (MC:73-83, FM:247-257); then the node is cordoned (the webhook's
+/// last-available-node rule) and drained: a launcher Pod that the filter skips stays, the
+/// others follow their eviction strategy.
+pub fn not_forced(
+    node: &str,
+    objects: &Objects,
+    index: &Index,
+    predict: &dyn Fn(&Value) -> Assessment,
+) -> Acted {
+    let mut acted = Acted::default();
+    let on_node = index.vmis_on(node);
+    // The stop list (ND:139-192), in listing order; an owner-less VMI fails it before any stop.
+    let mut stop: BTreeMap<String, (&Value, Restart, String)> = BTreeMap::new();
+    for vmi in &on_node {
+        let Some(label) = label_of(vmi).filter(|l| is_shutdown_family(l)) else {
+            continue;
+        };
+        let Some(owner) = owner_vm(vmi) else {
+            acted.stuck.push(format!(
+                "no valid VM owner found for VMI {} (label {label}): the controller retries forever before stopping anything",
+                namespaced(vmi)
+            ));
+            return acted;
+        };
+        let namespace = namespace_of(vmi);
+        let vm = index.vm(namespace, owner);
+        let (restart, why) = restart_of(label, vm);
+        stop.insert(format!("{namespace}/{owner}"), (*vmi, restart, why));
+    }
+    let names: Vec<String> = stop.keys().cloned().collect();
+    if let Some((at, error)) = stop_vms(&names, index) {
+        acted.stuck.push(error);
+        // The VMs sorted before the failing one are stopped on every retry.
+        for name in &names[..at] {
+            if let Some((vmi, restart, why)) = stop.get(name) {
+                acted.vms.push(stopped(vmi, name, *restart, why.clone()));
+            }
+        }
+        return acted;
+    }
+    for (name, (vmi, restart, why)) in &stop {
+        acted.vms.push(stopped(vmi, name, *restart, why.clone()));
+    }
+    if let Some(error) = last_available_node(node, objects.nodes) {
+        acted.stuck.push(error);
+        return acted;
+    }
+    for vmi in on_node {
+        let name = vm_name(vmi);
+        if stop.contains_key(&name) {
+            continue;
+        }
+        acted.vms.push(drained(
+            node,
+            vmi,
+            objects,
+            index,
+            predict,
+            &mut acted.notes,
+        ));
+    }
+    acted
+}
+
+/// Step 4, forced (ND:197-231): exactly the VMs of step 2 are stopped, wherever they run, and
+/// never started again (no node-name annotation is written; a stale one left by an earlier
+/// attempt on this node still counts). No Shutdown-family VM is stopped: one whose launcher Pod
+/// the filter skips stays on the node. The others on the node are drained.
+pub fn forced(
+    node: &str,
+    objects: &Objects,
+    index: &Index,
+    found: &BTreeMap<String, Vec<String>>,
+    predict: &dyn Fn(&Value) -> Assessment,
+) -> Acted {
+    let mut acted = Acted::default();
+    // getUniqueVMSfromConditionMap (ND:508-516): sorted, deduplicated.
+    let mut keys: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (reason, vms) in found {
+        for vm in vms {
+            keys.entry(vm.as_str()).or_default().push(reason.as_str());
+        }
+    }
+    let names: Vec<String> = keys.keys().map(|k| (*k).to_owned()).collect();
+    let error = stop_vms(&names, index);
+    let stopped_count = error.as_ref().map_or(names.len(), |(at, _)| *at);
+    for (name, reasons) in keys.iter().take(stopped_count) {
+        let (namespace, vm_name) = name.split_once('/').unwrap_or(("", name));
+        let vm = index.vm(namespace, vm_name);
+        let vmi = index.vmi(namespace, vm_name);
+        let mut reasons_unique: Vec<&str> = reasons.clone();
+        reasons_unique.dedup();
+        let (restart, why) = match vm.and_then(|vm| stale_restart(node, vm)) {
+            Some(stale) => stale,
+            None => (
+                Restart::Never,
+                "no restart annotation is written: it stays off whatever its label".to_owned(),
+            ),
+        };
+        acted.vms.push(VmOutcome {
+            namespace: namespace.to_owned(),
+            name: vm_name.to_owned(),
+            node: vmi.and_then(vmi_node).map(str::to_owned),
+            outcome: DrainOutcome::ShutDown,
+            restart: Some(restart),
+            reasons: vec![
+                format!(
+                    "forced: stopped (runStrategy Halted) for {}",
+                    reasons_unique.join(", ")
+                ),
+                why,
+            ],
+            warnings: Vec::new(),
+        });
+    }
+    if let Some((_, error)) = error {
+        acted.stuck.push(error);
+        return acted;
+    }
+    if let Some(error) = last_available_node(node, objects.nodes) {
+        acted.stuck.push(error);
+        return acted;
+    }
+    for vmi in index.vmis_on(node) {
+        if keys.contains_key(vm_name(vmi).as_str()) || keys.contains_key(namespaced(vmi).as_str()) {
+            continue;
+        }
+        acted.vms.push(drained(
+            node,
+            vmi,
+            objects,
+            index,
+            predict,
+            &mut acted.notes,
+        ));
+    }
+    acted
+}
+
+/// `findAndStopVM` (ND:235-261) on each name in order: a VM that does not exist fails the
+/// reconcile (its NotFound is wrapped with `%v`, ND:239, so ND:205 does not skip it), as does a
+/// VM with both `spec.running` and `spec.runStrategy`. The first failure: its position in
+/// `names` (the ones before it are stopped on every retry) and why.
+pub(crate) fn stop_vms(names: &[String], index: &Index) -> Option<(usize, String)> {
+    for (at, name) in names.iter().enumerate() {
+        let (namespace, vm_name) = name.split_once('/').unwrap_or(("", name));
+        match index.vm(namespace, vm_name) {
+            None => {
+                return Some((
+                    at,
+                    format!("VM {name} not found when stopping it: the controller retries forever"),
+                ));
+            }
+            Some(vm) => {
+                let spec = vm.get("spec");
+                let running = spec
+                    .and_then(|s| s.get("running"))
+                    .is_some_and(|v| !v.is_null());
+                let strategy = spec
+                    .and_then(|s| s.get("runStrategy"))
+                    .is_some_and(|v| !v.is_null());
+                if running && strategy {
+                    return Some((
+                        at,
+                        format!(
+                            "VM {name} sets both spec.running and spec.runStrategy, it cannot be stopped: the controller retries forever"
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The webhook's last-available-node rule (NV:132-147, UN:105-117) on the controller's cordon
+/// (DH:72): another node without `maintain-status` and not `spec.unschedulable` must exist,
+/// else the cordon is rejected and the controller retries forever (after the stops).
+pub fn last_available_node(node: &str, nodes: &[Value]) -> Option<String> {
+    let other = nodes.iter().any(|n| {
+        name_of(n) != node
+            && !has_key(annotations_of(n), MAINTAIN_STATUS)
+            && n.pointer("/spec/unschedulable") != Some(&Value::Bool(true))
+    });
+    (!other).then(|| {
+        "the node webhook rejects the cordon: can't enable maintenance mode or cordon on the last available node; the controller retries forever".to_owned()
+    })
+}
+
+/// When a VM stopped by its VMI label `label` starts again (§3 of the rules): the annotation is
+/// written only for AfterEnable / AfterDisable VMI labels and an existing VM (ND:152-189); the
+/// restart then selects by the VM's own `metadata.labels` value (MC:73-83, FM:247-257).
+pub(crate) fn restart_of(label: &str, vm: Option<&Value>) -> (Restart, String) {
+    if label != AFTER_ENABLE && label != AFTER_DISABLE {
+        return (Restart::Never, "not started again".to_owned());
+    }
+    let Some(vm) = vm else {
+        return (
+            Restart::Never,
+            "its VM does not exist: not annotated, not started again".to_owned(),
+        );
+    };
+    match vm_label(vm) {
+        Some(AFTER_ENABLE) => (
+            Restart::AfterEnable,
+            format!("VM label {AFTER_ENABLE}: started again when maintenance completes"),
+        ),
+        Some(AFTER_DISABLE) => (
+            Restart::AfterDisable,
+            format!("VM label {AFTER_DISABLE}: started again when maintenance mode is disabled"),
+        ),
+        Some(other) => (
+            Restart::Never,
+            format!("but the VM's own label is {other}: annotated, never started again"),
+        ),
+        None => (
+            Restart::Never,
+            format!(
+                "but the VM's metadata.labels lack {label} (template only): annotated, never started again"
+            ),
+        ),
+    }
+}
+
+/// A restart annotation `node-name == node` already on the VM (an earlier non-forced attempt):
+/// the VM's label then decides (MC:81-83, FM:255-257).
+pub(crate) fn stale_restart(node: &str, vm: &Value) -> Option<(Restart, String)> {
+    let annotated = annotations_of(vm)
+        .and_then(|a| a.get(NODE_NAME_ANNOTATION))
+        .and_then(Value::as_str)
+        == Some(node);
+    if !annotated {
+        return None;
+    }
+    let restart = match vm_label(vm) {
+        Some(AFTER_ENABLE) => Restart::AfterEnable,
+        Some(AFTER_DISABLE) => Restart::AfterDisable,
+        _ => return None,
+    };
+    Some((
+        restart,
+        format!(
+            "an earlier attempt left {NODE_NAME_ANNOTATION}={node} on the VM: its label {} decides",
+            vm_label(vm).unwrap_or_default()
+        ),
+    ))
+}
+
+pub(crate) fn stopped(vmi: &Value, name: &str, restart: Restart, why: String) -> VmOutcome {
+    let (namespace, vm_name) = name.split_once('/').unwrap_or(("", name));
+    VmOutcome {
+        namespace: namespace.to_owned(),
+        name: vm_name.to_owned(),
+        node: vmi_node(vmi).map(str::to_owned),
+        outcome: DrainOutcome::ShutDown,
+        restart: Some(restart),
+        reasons: vec![
+            format!(
+                "VMI label {}: stopped before the drain",
+                label_of(vmi).unwrap_or_default()
+            ),
+            why,
+        ],
+        warnings: Vec::new(),
+    }
+}
+
+/// A VMI on the node that Harvester does not stop, through the drain: its launcher Pod's own
+/// labels decide the filter (DH:153-174; Harvester never syncs them); a skipped Pod stays
+/// (`Blocks`: the node never completes); an evicted one follows `drain_outcome` with the VMI's
+/// `LiveMigratable` condition as its migratability.
+pub(crate) fn drained(
+    node: &str,
+    vmi: &Value,
+    objects: &Objects,
+    index: &Index,
+    predict: &dyn Fn(&Value) -> Assessment,
+    notes: &mut Vec<String>,
+) -> VmOutcome {
+    let namespace = namespace_of(vmi);
+    let name = vm_name(vmi);
+    let (_, short) = name.split_once('/').unwrap_or(("", &name));
+    let vm = owner_vm(vmi).and_then(|owner| index.vm(namespace, owner));
+    let mut outcome = VmOutcome {
+        namespace: namespace.to_owned(),
+        name: short.to_owned(),
+        node: Some(node.to_owned()),
+        outcome: DrainOutcome::Migrate,
+        restart: None,
+        reasons: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let empty = Object::new();
+    let pod = index.launcher_pod(vmi, node);
+    let pod_labels = match pod {
+        Some(pod) => pod
+            .pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty),
+        None => {
+            outcome.warnings.push(
+                "launcher Pod not in the objects: its labels taken from the VMI's".to_owned(),
+            );
+            vmi.pointer("/metadata/labels")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty)
+        }
+    };
+    if drain_action(pod_labels) == DrainAction::Skip {
+        let pod_label = pod_labels
+            .get(DEFAULT_LABEL_KEY)
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        outcome.outcome = DrainOutcome::Blocks;
+        // Not forced, a Shutdown-family VMI label has been stopped already: only forced gets here.
+        let why = match label_of(vmi) {
+            Some(vmi_label) if is_shutdown_family(vmi_label) => format!(
+                "forced: Harvester stops no Shutdown-family VM (VMI label {vmi_label}), and the drain skips its Pod (label {pod_label}): it stays on the node"
+            ),
+            vmi_label => format!(
+                "the drain skips its Pod (Pod label {pod_label}) but Harvester does not stop it (VMI label {}): it stays on the node",
+                vmi_label.unwrap_or("<unset>")
+            ),
+        };
+        outcome.reasons.push(why);
+        return outcome;
+    }
+    let mut non_migratable = Vec::new();
+    let mut has_condition = false;
+    for condition in conditions(vmi) {
+        if condition.get("type").and_then(Value::as_str) == Some("LiveMigratable") {
+            has_condition = true;
+            if condition.get("status").and_then(Value::as_str) == Some("False") {
+                let reason = condition
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                non_migratable.push(format!("LiveMigratable=False ({reason})"));
+            }
+        }
+    }
+    let assessment = vm.map(predict);
+    if !has_condition {
+        let reasons = assessment
+            .as_ref()
+            .map(|a| a.reasons.clone())
+            .unwrap_or_default();
+        if !reasons.is_empty() {
+            outcome.warnings.push(format!(
+                "predicted: no LiveMigratable condition, Harvester counts it as migratable; the policy predicts it cannot live-migrate ({})",
+                reasons.join(", ")
+            ));
+        }
+    }
+    let own = vmi
+        .pointer("/spec/evictionStrategy")
+        .and_then(Value::as_str);
+    let strategy = own
+        .map(str::to_owned)
+        .or_else(|| {
+            assessment
+                .as_ref()
+                .and_then(|a| a.eviction_strategy.clone())
+        })
+        .unwrap_or_else(|| "None".to_owned());
+    if vm.is_none() {
+        notes.push(format!(
+            "{namespace}/{short}: no VirtualMachine owns the VMI, its eviction strategy read from the VMI only"
+        ));
+    }
+    let decision = drain_outcome(
+        pod_labels,
+        &strategy,
+        &non_migratable,
+        objects.external_controller,
+    );
+    outcome.outcome = decision.outcome;
+    outcome.reasons.push(decision.reason);
+    if decision.outcome == DrainOutcome::Blocks {
+        outcome
+            .reasons
+            .push("the drain times out after 240 s and the controller retries forever".to_owned());
+    }
+    outcome
+}

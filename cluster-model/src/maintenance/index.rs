@@ -1,0 +1,162 @@
+//! The cluster's objects indexed by name, and the accessors the steps read them with.
+
+use super::outcome::*;
+use crate::Object;
+use crate::drain::DEFAULT_LABEL_KEY;
+use serde_json::Value;
+use std::collections::HashMap;
+
+// ---------------------------------------------------------------------------------------------
+// Lookups.
+
+/// The objects by name, and the VMIs by node.
+pub struct Index<'a> {
+    vms: HashMap<(&'a str, &'a str), &'a Value>,
+    vmis: HashMap<(&'a str, &'a str), &'a Value>,
+    by_node: HashMap<&'a str, Vec<&'a Value>>,
+    /// Launcher Pods by namespace and owning VMI name.
+    pods: HashMap<(&'a str, &'a str), Vec<&'a Value>>,
+}
+
+impl<'a> Index<'a> {
+    pub fn new(objects: &Objects<'a>) -> Index<'a> {
+        let mut index = Index {
+            vms: HashMap::new(),
+            vmis: HashMap::new(),
+            by_node: HashMap::new(),
+            pods: HashMap::new(),
+        };
+        for vm in objects.vms {
+            index.vms.insert((namespace_of(vm), name_of(vm)), vm);
+        }
+        for vmi in objects.vmis {
+            index.vmis.insert((namespace_of(vmi), name_of(vmi)), vmi);
+            if let Some(node) = vmi_node(vmi) {
+                index.by_node.entry(node).or_default().push(vmi);
+            }
+        }
+        for pod in objects.pods {
+            let owner = owners(pod)
+                .find(|o| o.get("kind").and_then(Value::as_str) == Some("VirtualMachineInstance"));
+            if let Some(owner) = owner.and_then(|o| o.get("name")).and_then(Value::as_str) {
+                index
+                    .pods
+                    .entry((namespace_of(pod), owner))
+                    .or_default()
+                    .push(pod);
+            }
+        }
+        for list in index.by_node.values_mut() {
+            list.sort_by_key(|v| (namespace_of(v), name_of(v)));
+        }
+        index
+    }
+
+    pub fn vm(&self, namespace: &str, name: &str) -> Option<&'a Value> {
+        self.vms.get(&(namespace, name)).copied()
+    }
+
+    pub fn vmi(&self, namespace: &str, name: &str) -> Option<&'a Value> {
+        self.vmis.get(&(namespace, name)).copied()
+    }
+
+    /// VMIs labelled `kubevirt.io/nodeName=node`, any phase (VMIU:143-153), sorted.
+    pub fn vmis_on(&self, node: &str) -> Vec<&'a Value> {
+        self.by_node.get(node).cloned().unwrap_or_default()
+    }
+
+    /// The VMI's launcher Pod on `node` (`spec.nodeName`), by its owner reference.
+    pub(crate) fn launcher_pod(&self, vmi: &Value, node: &str) -> Option<&'a Value> {
+        let pods = self.pods.get(&(namespace_of(vmi), name_of(vmi)))?;
+        pods.iter()
+            .find(|p| p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node))
+            .copied()
+    }
+}
+
+pub(crate) fn name_of(object: &Value) -> &str {
+    object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+pub(crate) fn namespace_of(object: &Value) -> &str {
+    object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+pub(crate) fn namespaced(object: &Value) -> String {
+    format!("{}/{}", namespace_of(object), name_of(object))
+}
+
+pub(crate) fn labels_of(object: &Value) -> Option<&Object> {
+    object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+}
+
+pub(crate) fn annotations_of(object: &Value) -> Option<&Object> {
+    object
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+}
+
+pub(crate) fn has_key(map: Option<&Object>, key: &str) -> bool {
+    map.is_some_and(|m| m.contains_key(key))
+}
+
+pub(crate) fn conditions(object: &Value) -> &[Value] {
+    object
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The VMI's own `harvesterhci.io/maintain-mode-strategy` label.
+pub(crate) fn label_of(object: &Value) -> Option<&str> {
+    labels_of(object)
+        .and_then(|l| l.get(DEFAULT_LABEL_KEY))
+        .and_then(Value::as_str)
+}
+
+/// The VM's own `metadata.labels` value (what the restarts select on).
+pub(crate) fn vm_label(vm: &Value) -> Option<&str> {
+    label_of(vm)
+}
+
+pub(crate) fn vmi_node(vmi: &Value) -> Option<&str> {
+    labels_of(vmi)
+        .and_then(|l| l.get(NODE_NAME_LABEL))
+        .and_then(Value::as_str)
+}
+
+pub(crate) fn owners(object: &Value) -> impl Iterator<Item = &Value> {
+    object
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+/// `findVM` (ND:264-272): the owner of Kind `VirtualMachine` and APIVersion `kubevirt.io/v1`.
+pub(crate) fn owner_vm(vmi: &Value) -> Option<&str> {
+    owners(vmi)
+        .find(|o| {
+            o.get("kind").and_then(Value::as_str) == Some("VirtualMachine")
+                && o.get("apiVersion").and_then(Value::as_str) == Some("kubevirt.io/v1")
+        })
+        .and_then(|o| o.get("name"))
+        .and_then(Value::as_str)
+}
+
+/// `namespace/<owner VM>`, or `namespace/<VMI>` for a VMI without one.
+pub(crate) fn vm_name(vmi: &Value) -> String {
+    format!(
+        "{}/{}",
+        namespace_of(vmi),
+        owner_vm(vmi).unwrap_or(name_of(vmi))
+    )
+}
