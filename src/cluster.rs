@@ -141,6 +141,14 @@ pub fn kubevirt_from_list(answer: &[u8]) -> Result<Option<KubeVirtCr>, String> {
         .map(KubeVirt::into_cr))
 }
 
+/// One KubeVirt CR object, read as [`kubevirt_from_list`] reads a list's items (for tools that hold
+/// the cluster's objects, such as a dump).
+pub fn kubevirt_from_object(object: &Value) -> Result<KubeVirtCr, String> {
+    KubeVirt::deserialize(object)
+        .map(KubeVirt::into_cr)
+        .map_err(|e| format!("KubeVirt CR: {e}"))
+}
+
 /// A list answer as far as the policy reads it: its `items`, whatever the list's own
 /// `apiVersion`/`kind` (`v1 List` or `kubevirt.io/v1 KubeVirtList`).
 #[derive(Deserialize)]

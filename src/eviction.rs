@@ -347,6 +347,18 @@ pub enum StrategySource {
     Default,
 }
 
+impl StrategySource {
+    /// The name it is serialized as.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrategySource::Vm => "vm",
+            StrategySource::Settings => "settings",
+            StrategySource::Cluster => "cluster",
+            StrategySource::Default => "default",
+        }
+    }
+}
+
 /// A VM as the policy reads it for V7, without the "only when it matters" economy of admission:
 /// what the tools (the drain preview) need for every VM.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -17,6 +17,8 @@ pub struct Dump {
     pub kubevirts: Vec<Value>,
     /// `v1` PersistentVolumeClaims.
     pub pvcs: Vec<Value>,
+    /// `instancetype.kubevirt.io` instancetypes and preferences (cluster-wide and namespaced).
+    pub instancetypes: Vec<Value>,
     /// What was odd but not fatal (a duplicate VM, a List item that is not an object).
     pub notes: Vec<String>,
 }
@@ -57,6 +59,7 @@ impl Dump {
                     }
                     Some(Kind::KubeVirt) => dump.kubevirts.push(object),
                     Some(Kind::PersistentVolumeClaim) => dump.pvcs.push(object),
+                    Some(Kind::Instancetype) => dump.instancetypes.push(object),
                     None => {}
                 }
             }
@@ -75,6 +78,7 @@ enum Kind {
     VirtualMachine,
     KubeVirt,
     PersistentVolumeClaim,
+    Instancetype,
 }
 
 fn classify(object: &Value) -> Option<Kind> {
@@ -84,6 +88,14 @@ fn classify(object: &Value) -> Option<Kind> {
         "VirtualMachine" if kubevirt => Some(Kind::VirtualMachine),
         "KubeVirt" if kubevirt => Some(Kind::KubeVirt),
         "PersistentVolumeClaim" if api_version == "v1" => Some(Kind::PersistentVolumeClaim),
+        "VirtualMachineInstancetype"
+        | "VirtualMachineClusterInstancetype"
+        | "VirtualMachinePreference"
+        | "VirtualMachineClusterPreference"
+            if api_version.starts_with("instancetype.kubevirt.io/") =>
+        {
+            Some(Kind::Instancetype)
+        }
         _ => None,
     }
 }

@@ -5,7 +5,7 @@
 //! Exit code: 0 when no VM blocks a drain, 2 when some VM would block one (or could not be
 //! judged), 1 on bad input (a file that cannot be read or parsed, settings the policy refuses).
 
-mod assess;
+mod dump_cluster;
 mod input;
 mod maintenance;
 mod report;
@@ -16,16 +16,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
-use cluster_model::drain::drain_outcome;
+use cluster_model::drain::{EVICTION_NONE, drain_outcome};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use policy_host::{Cluster, Evaluation, PolicyHost, default_module_path};
 use serde_json::{Value, json};
 /// A VM as raw JSON (the type the policy crate reads).
 type Object = serde_json::Map<String, Value>;
 
-use crate::assess::{ClusterView, assess};
+use crate::dump_cluster::{DumpCluster, assess, policy_settings};
 use crate::input::{Dump, read_documents};
 use crate::report::{Row, Verdict, VerdictKind};
+use vm_maintenance_strategy::settings::Settings;
 
 /// What a node drain will do with every VM of a cluster dump, and what the policy says today.
 ///
@@ -98,11 +99,18 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         Some(path) => read_settings(path)?,
         None => json!({}),
     };
+    let policy = policy_settings(&settings).map_err(|e| {
+        let shown = args
+            .settings
+            .as_deref()
+            .map_or_else(|| "{}".to_owned(), |p| p.display().to_string());
+        format!("{shown}: the policy refuses these settings: {e}")
+    });
     if let Some(node) = &args.maintenance {
         let request = maintenance::Request {
             node,
             force: args.force,
-            settings: &settings,
+            settings: &policy?,
             external_controller: args.external_controller,
             json: args.output == Format::Json,
             width: table_width(args.width),
@@ -125,9 +133,18 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         eprintln!("drain-preview: note: {note}");
     }
 
-    let view = ClusterView::new(&dump.kubevirts, &dump.pvcs);
+    let policy = policy?;
+    let view = View {
+        policy: &policy,
+        dump: &DumpCluster::new(&dump),
+    };
     let cluster = Arc::new(Cluster::new(
-        dump.kubevirts.iter().chain(&dump.pvcs).cloned().collect(),
+        dump.kubevirts
+            .iter()
+            .chain(&dump.pvcs)
+            .chain(&dump.instancetypes)
+            .cloned()
+            .collect(),
     ));
     let progress = progress_bar(dump.vms.len());
     let mut rows: Vec<Row> = dump
@@ -264,6 +281,12 @@ fn table_width(given: Option<u16>) -> u16 {
         .unwrap_or(120)
 }
 
+/// What the assessment reads: the settings as the policy reads them, the dump as the cluster.
+struct View<'a> {
+    policy: &'a Settings,
+    dump: &'a DumpCluster<'a>,
+}
+
 /// One VM: its drain outcome and the policy's verdict. Never fails: what cannot be judged is
 /// said in the row.
 fn judge(
@@ -272,7 +295,7 @@ fn judge(
     host: &PolicyHost,
     cluster: &Arc<Cluster>,
     settings: &Value,
-    view: &ClusterView,
+    view: &View,
     external_controller: bool,
 ) -> Row {
     let empty = Object::new();
@@ -315,17 +338,20 @@ fn judge(
             return row;
         }
     };
-    let assessment = assess(object, &namespace, settings, view);
+    let assessment = assess(vm, view.policy, view.dump);
+    let strategy = assessment
+        .eviction_strategy
+        .unwrap_or_else(|| EVICTION_NONE.to_owned());
     let decision = drain_outcome(
         template_labels,
-        &assessment.strategy,
+        &strategy,
         &assessment.reasons,
         external_controller,
     );
-    row.eviction_strategy = Some(assessment.strategy);
+    row.eviction_strategy = Some(strategy);
     row.eviction_strategy_source = Some(assessment.source);
     row.reasons = assessment.reasons;
-    row.notes = assessment.notes;
+    row.notes = assessment.warnings;
     row.outcome = Some(decision.outcome);
     row.why = Some(decision.reason);
     row

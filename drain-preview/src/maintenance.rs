@@ -9,9 +9,9 @@ use cluster_model::maintenance::{
 };
 use comfy_table::{ContentArrangement, Table, presets};
 use serde_json::Value;
-use vm_maintenance_strategy::eviction::{Assessment, StrategySource};
+use vm_maintenance_strategy::settings::Settings;
 
-use crate::assess::{ClusterView, Source, assess};
+use crate::dump_cluster::{DumpCluster, assess};
 use crate::input::{Dump, read_documents};
 
 /// The kinds of the dump that only the maintenance preview reads.
@@ -97,7 +97,7 @@ impl Extra {
 pub struct Request<'a> {
     pub node: &'a str,
     pub force: bool,
-    pub settings: &'a Value,
+    pub settings: &'a Settings,
     pub external_controller: bool,
     pub json: bool,
     pub width: u16,
@@ -123,8 +123,8 @@ pub fn run(
             }
         ));
     }
-    let view = ClusterView::new(&dump.kubevirts, &dump.pvcs);
-    let predict = |vm: &Value| predicted(vm, request.settings, &view);
+    let view = DumpCluster::new(&dump);
+    let predict = |vm: &Value| assess(vm, request.settings, &view);
     let longhorn = (!extra.volumes.is_empty() && !extra.replicas.is_empty()).then_some(Longhorn {
         volumes: &extra.volumes,
         replicas: &extra.replicas,
@@ -158,28 +158,6 @@ pub fn run(
         table(&asked, instead.as_ref(), request.width)
     };
     Ok((text, code))
-}
-
-/// The policy's reading of a VM (the tool's `assess`, as the drain preview uses it), in the library's terms.
-fn predicted(vm: &Value, settings: &Value, view: &ClusterView) -> Assessment {
-    let empty = serde_json::Map::new();
-    let object = vm.as_object().unwrap_or(&empty);
-    let namespace = vm
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("default");
-    let found = assess(object, namespace, settings, view);
-    Assessment {
-        eviction_strategy: Some(found.strategy),
-        source: match found.source {
-            Source::Vm => StrategySource::Vm,
-            Source::Settings => StrategySource::Settings,
-            Source::Cluster => StrategySource::Cluster,
-            Source::Default => StrategySource::Default,
-        },
-        reasons: found.reasons,
-        warnings: found.notes,
-    }
 }
 
 fn name_of(object: &Value) -> &str {

@@ -5,7 +5,7 @@ use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width, presets};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::assess::Source;
+use vm_maintenance_strategy::eviction::StrategySource as Source;
 
 /// One VM. Serialized as one element of `--output json`.
 #[derive(Debug, Clone, Serialize)]
