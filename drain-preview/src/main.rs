@@ -99,13 +99,7 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         Some(path) => read_settings(path)?,
         None => json!({}),
     };
-    let policy = policy_settings(&settings).map_err(|e| {
-        let shown = args
-            .settings
-            .as_deref()
-            .map_or_else(|| "{}".to_owned(), |p| p.display().to_string());
-        format!("{shown}: the policy refuses these settings: {e}")
-    });
+    let policy = policy_settings(&settings).map_err(|e| refused(args.settings.as_deref(), &e));
     if let Some(node) = &args.maintenance {
         let request = maintenance::Request {
             node,
@@ -116,10 +110,7 @@ fn run(args: &Args) -> Result<ExitCode, String> {
             width: table_width(args.width),
         };
         let (text, code) = maintenance::run(&args.files, &request)?;
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush());
+        print(&text);
         return Ok(ExitCode::from(code));
     }
     let dump = Dump::read(&args.files)?;
@@ -176,14 +167,24 @@ fn run(args: &Args) -> Result<ExitCode, String> {
         }
         Format::Table => report::table(&rows, table_width(args.width)),
     };
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error of the input.
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
+    print(&text);
 
     let blocks = rows.iter().any(Row::may_block);
     Ok(ExitCode::from(if blocks { 2 } else { 0 }))
+}
+
+/// The answer on stdout. A closed pipe (`| head`) is not an error of the input.
+fn print(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
+/// Settings the policy refuses, named by their file (`{}` for the default).
+fn refused(path: Option<&Path>, message: &str) -> String {
+    let shown = path.map_or_else(|| "{}".to_owned(), |p| p.display().to_string());
+    format!("{shown}: the policy refuses these settings: {message}")
 }
 
 /// Settings from a file: the document itself, or a policy manifest's `spec.settings`.
@@ -229,14 +230,8 @@ fn check_settings(host: &PolicyHost, settings: &Value, path: Option<&Path>) -> R
     if answer.get("valid") == Some(&Value::Bool(true)) {
         return Ok(());
     }
-    let shown = path.map_or_else(|| "{}".to_owned(), |p| p.display().to_string());
-    Err(format!(
-        "{shown}: the policy refuses these settings: {}",
-        answer
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("(no message)")
-    ))
+    let message = answer.get("message").and_then(Value::as_str);
+    Err(refused(path, message.unwrap_or("(no message)")))
 }
 
 /// A settings `clusterDefault` that disagrees with the dump's KubeVirt CR: KubeVirt itself uses

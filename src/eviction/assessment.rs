@@ -1,0 +1,62 @@
+//! [`assess`]: a VM as V7 reads it, for the tools (the drain preview), without admission's "only
+//! when it matters" economy.
+
+use super::lookups::{StrategySource, effective_without_lookup, findings};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cluster::Cluster;
+use crate::json::Object;
+use crate::request::Operation;
+use crate::review::Review;
+use crate::settings::Settings;
+
+/// A VM as the policy reads it for V7, without the "only when it matters" economy of admission:
+/// what the tools (the drain preview) need for every VM.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Assessment {
+    /// The effective eviction strategy (`None` when nothing sets one: KubeVirt's `None`).
+    pub eviction_strategy: Option<String>,
+    pub source: StrategySource,
+    /// Why the VM cannot live-migrate (spec, and claims read from the cluster).
+    pub reasons: Vec<String>,
+    /// What could not be read or checked.
+    pub warnings: Vec<String>,
+}
+
+/// Reads a VM (`metadata.namespace` is its namespace) the way V7 does, asking the cluster for the
+/// eviction strategy whenever the VM and the settings set none, for its instancetype and
+/// preference, for the CR's configuration and release when a reason depends on them, and for
+/// every claim the spec does not describe (with `clusterLookups`). The node-dependent reasons are
+/// among the warnings.
+pub fn assess(vm: &Value, settings: &Settings, cluster: &dyn Cluster) -> Assessment {
+    let empty = Object::new();
+    let vm = vm.as_object().unwrap_or(&empty);
+    let namespace = vm
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str);
+    let review = Review::new(Operation::Create, settings, namespace, cluster, None);
+    let (eviction_strategy, source) = match effective_without_lookup(vm, settings) {
+        Some((strategy, source)) => (Some(strategy.into_owned()), source),
+        None if settings.cluster_lookups => match review
+            .cluster
+            .kubevirt("treated as None")
+            .and_then(|cr| cr.configuration.eviction_strategy.clone())
+        {
+            Some(strategy) => (Some(strategy), StrategySource::Cluster),
+            None => (None, StrategySource::Default),
+        },
+        None => (None, StrategySource::Default),
+    };
+    let mut findings = findings(vm, &review);
+    findings.warnings.append(&mut findings.node);
+    findings.warnings.extend(review.cluster.warning());
+    Assessment {
+        eviction_strategy,
+        source,
+        reasons: findings.reasons,
+        warnings: findings.warnings,
+    }
+}

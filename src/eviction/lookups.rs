@@ -1,0 +1,224 @@
+//! What V7 reads, in the order of its lookups: the effective strategy as far as the VM and the
+//! settings tell, then (the KubeVirt CR,) the instancetype, the preference, the KubeVirt CR when a
+//! reason depends on its configuration or release, the claims.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::configuration::{Configuration, Rules, parse_version};
+use crate::json::{Object, member};
+use crate::migratability::{Context, Findings, needs, reasons_of};
+use crate::review::Review;
+use crate::settings::Settings;
+use crate::vm;
+use crate::vmi::{self, Sources};
+
+pub(super) const FIELD: &str = "spec.template.spec.evictionStrategy";
+
+/// Where a VM's effective eviction strategy comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StrategySource {
+    /// The VM's own `spec.template.spec.evictionStrategy`.
+    Vm,
+    /// The policy setting `evictionStrategy.clusterDefault`.
+    Settings,
+    /// The KubeVirt CR's `spec.configuration.evictionStrategy`, read from the cluster.
+    Cluster,
+    /// Nothing sets one: KubeVirt's `None`.
+    Default,
+}
+
+impl StrategySource {
+    /// The name it is serialized as.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrategySource::Vm => "vm",
+            StrategySource::Settings => "settings",
+            StrategySource::Cluster => "cluster",
+            StrategySource::Default => "default",
+        }
+    }
+}
+
+/// The effective strategy as far as the VM and the settings tell: the VM's own (a non-string
+/// counts as a strategy of no effect), else `evictionStrategy.clusterDefault`, else
+/// `kubevirt.configuration.evictionStrategy`.
+pub(super) fn effective_without_lookup<'a>(
+    vm: &'a Object,
+    settings: &'a Settings,
+) -> Option<(Cow<'a, str>, StrategySource)> {
+    match vm::eviction_strategy(vm) {
+        Some(value) => Some((
+            Cow::Borrowed(value.as_str().unwrap_or_default()),
+            StrategySource::Vm,
+        )),
+        None => settings
+            .eviction_strategy
+            .cluster_default
+            .as_deref()
+            .or_else(|| {
+                settings
+                    .kubevirt
+                    .configuration
+                    .as_ref()
+                    .and_then(|c: &Configuration| c.eviction_strategy.as_deref())
+            })
+            .map(|value| (Cow::Borrowed(value), StrategySource::Settings)),
+    }
+}
+
+/// The configuration and the rules migratability is judged with: the settings' own, else the
+/// KubeVirt CR's when it has been read (its `observed_version` for the rules).
+fn known(review: &Review) -> (Configuration, Option<Rules>) {
+    let kubevirt = &review.settings.kubevirt;
+    let cr = review
+        .cluster
+        .kubevirt_read()
+        .then(|| review.cluster.kubevirt(""))
+        .flatten();
+    let config = kubevirt
+        .configuration
+        .clone()
+        .or_else(|| cr.map(|cr| cr.configuration.clone()))
+        .unwrap_or_default();
+    let rules = kubevirt.rules().or_else(|| {
+        cr.and_then(|cr| cr.observed_version.as_deref())
+            .and_then(parse_version)
+            .map(Rules::of)
+    });
+    (config, rules)
+}
+
+/// What keeps the VM from migrating, with the lookups of rule V7 (docs/rules.md) in their order:
+/// (the KubeVirt CR, read by [`blocking`] when the strategy needed it,) the instancetype, the preference, the
+/// KubeVirt CR when a reason depends on its configuration or release, the claims.
+pub(super) fn findings(vm: &Object, review: &Review) -> Findings {
+    let settings = review.settings;
+    let lookups = settings.cluster_lookups;
+    let mut warnings = Vec::new();
+    let instancetype = lookups
+        .then(|| matcher(vm, review, Matcher::INSTANCETYPE, &mut warnings))
+        .flatten();
+    let preference = lookups
+        .then(|| matcher(vm, review, Matcher::PREFERENCE, &mut warnings))
+        .flatten();
+    let sources = Sources {
+        instancetype: instancetype.as_ref().map(|(_, spec)| spec),
+        preference: preference.as_ref().map(|(_, spec)| spec),
+    };
+    let kubevirt = &settings.kubevirt;
+    let (mut config, mut rules) = known(review);
+    let mut vmi = vmi::expand(vm, sources, &config, rules.unwrap_or(Rules::V1_9));
+    let need = needs(&vmi, rules);
+    let missing = (need.configuration && kubevirt.configuration.is_none())
+        || (need.version && kubevirt.version.is_none());
+    if lookups && missing && !review.cluster.kubevirt_read() {
+        review
+            .cluster
+            .kubevirt("KubeVirt's defaults and v1.9 rules used");
+        (config, rules) = known(review);
+        vmi = vmi::expand(vm, sources, &config, rules.unwrap_or(Rules::V1_9));
+    }
+    if !vmi.conflicts.is_empty() {
+        let what = instancetype.as_ref().map_or("", |(what, _)| what.as_str());
+        warnings.push(format!(
+            "spec.instancetype: {what} conflicts with the VM in {}; KubeVirt rejects the VM",
+            vmi.conflicts.join(", ")
+        ));
+    }
+    let unread = std::cell::RefCell::new(Vec::new());
+    let external_claim = |name: &str| {
+        if !lookups {
+            return None;
+        }
+        let Some(namespace) = review.namespace else {
+            unread.borrow_mut().push(name.to_owned());
+            return None;
+        };
+        review.cluster.claim_access_modes(namespace, name)
+    };
+    let context = Context {
+        vm,
+        config: &config,
+        rules: rules.unwrap_or(Rules::V1_9),
+        external_claim: &external_claim,
+    };
+    let mut found = reasons_of(&vmi, &context);
+    let unread = unread.into_inner();
+    if !unread.is_empty() {
+        found.warnings.push(format!(
+            "{FIELD}: no namespace, claims not checked ({})",
+            unread.join(", ")
+        ));
+    }
+    warnings.append(&mut found.warnings);
+    found.warnings = warnings;
+    found
+}
+
+/// `spec.instancetype` or `spec.preference` of a VM.
+struct Matcher {
+    field: &'static str,
+    cluster_kind: &'static str,
+    namespaced_kind: &'static str,
+}
+
+impl Matcher {
+    const INSTANCETYPE: Matcher = Matcher {
+        field: "instancetype",
+        cluster_kind: "VirtualMachineClusterInstancetype",
+        namespaced_kind: "VirtualMachineInstancetype",
+    };
+    const PREFERENCE: Matcher = Matcher {
+        field: "preference",
+        cluster_kind: "VirtualMachineClusterPreference",
+        namespaced_kind: "VirtualMachinePreference",
+    };
+}
+
+/// Reads the object a matcher names (`pkg/instancetype/find/spec.go:64-81`: the kind matched
+/// case-insensitively, singular or plural, omitted = the cluster-wide kind): `(what, spec)`, what
+/// being `KIND NAME` for messages. A matcher the policy cannot resolve is a warning.
+fn matcher(
+    vm: &Object,
+    review: &Review,
+    matcher: Matcher,
+    warnings: &mut Vec<String>,
+) -> Option<(String, Value)> {
+    let found = member(vm.get("spec"), matcher.field)?;
+    let field = format!("spec.{}", matcher.field);
+    let Some(name) = found
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    else {
+        warnings.push(format!("{field}: no name (inferFromVolume?), not applied"));
+        return None;
+    };
+    let kind = found
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let is = |k: &str| {
+        let k = k.to_ascii_lowercase();
+        kind == k || kind == format!("{k}s")
+    };
+    let (kind, namespace) = if kind.is_empty() || is(matcher.cluster_kind) {
+        (matcher.cluster_kind, None)
+    } else if is(matcher.namespaced_kind) {
+        let Some(namespace) = review.namespace else {
+            warnings.push(format!("{field}: no namespace, {name} not applied"));
+            return None;
+        };
+        (matcher.namespaced_kind, Some(namespace))
+    } else {
+        warnings.push(format!("{field}.kind: unknown kind {kind:?}, not applied"));
+        return None;
+    };
+    let spec = review.cluster.instancetype_spec(kind, namespace, name)?;
+    Some((format!("{kind} {name}"), spec))
+}
