@@ -41,29 +41,26 @@ fn is_listed(value: &Value, allowed: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rstest::rstest;
     use serde_json::json;
 
-    #[test]
-    fn allowed_kept_refused() {
+    /// A value against `Migrate, Shutdown`, with the old object's value (`None`: a CREATE).
+    #[rstest]
+    #[case::allowed(json!("Migrate"), None, Allowance::Allowed)]
+    #[case::allowed_whatever_the_old_value(json!("Migrate"), Some(json!("x")), Allowance::Allowed)]
+    #[case::unknown_on_create(json!("migrate"), None, Allowance::Refused)]
+    #[case::unknown_replacing_a_valid_one(json!("migrate"), Some(json!("Migrate")), Allowance::Refused)]
+    #[case::unknown_kept_unchanged(json!("migrate"), Some(json!("migrate")), Allowance::Kept)]
+    #[case::non_string_kept_unchanged(json!(1), Some(json!(1)), Allowance::Kept)]
+    #[case::non_string_on_create(json!(1), None, Allowance::Refused)]
+    #[case::null_on_create(json!(null), None, Allowance::Refused)]
+    fn allowed_kept_refused(
+        #[case] value: Value,
+        #[case] old: Option<Value>,
+        #[case] want: Allowance,
+    ) {
         let allowed = ["Migrate".to_owned(), "Shutdown".to_owned()];
-        let kept = json!("migrate");
-        let cases = [
-            (json!("Migrate"), None, Allowance::Allowed),
-            (json!("Migrate"), Some(json!("x")), Allowance::Allowed),
-            (json!("migrate"), None, Allowance::Refused),
-            (json!("migrate"), Some(json!("Migrate")), Allowance::Refused),
-            (json!("migrate"), Some(kept.clone()), Allowance::Kept),
-            (json!(1), Some(json!(1)), Allowance::Kept),
-            (json!(1), None, Allowance::Refused),
-            (json!(null), None, Allowance::Refused),
-        ];
-        for (value, old, want) in cases {
-            assert_eq!(
-                allowance(&value, &allowed, || old.as_ref()),
-                want,
-                "{value} old {old:?}"
-            );
-        }
+        assert_eq!(allowance(&value, &allowed, || old.as_ref()), want);
     }
 
     #[test]

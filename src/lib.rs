@@ -4,8 +4,8 @@
 //!
 //! The library surface is what the waPC wiring, the native tests and the tools use:
 //! [`policy::validate`] (and [`policy::validate_with`] a [`cluster::Cluster`] of plain data),
-//! [`policy::validate_settings`], [`settings`], [`migratability`], [`eviction::assess`] and
-//! [`drain`] (what a drain does with a VM).
+//! [`policy::validate_settings`], [`settings`], [`migratability`], [`eviction::assess`], and the
+//! vocabulary the cluster model shares ([`strategy`], [`reason`]).
 
 mod allowed;
 pub mod cluster;
@@ -16,6 +16,7 @@ mod kubevirt;
 mod labels;
 pub mod migratability;
 pub mod policy;
+pub mod reason;
 mod request;
 mod response;
 mod review;

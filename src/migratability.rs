@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::configuration::{Configuration, Rules};
 use crate::json::{Object, member, name_of};
+use crate::reason::{Reason, ReasonKind};
 use crate::vm;
 use crate::vmi::{self, Sources, Vmi, binding_of};
 
@@ -22,10 +23,10 @@ pub(crate) const VGPU_GATE: &str = "VGPULiveMigration";
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Findings {
     /// Definite reasons: KubeVirt marks the VMI `LiveMigratable=False` wherever it runs.
-    pub reasons: Vec<String>,
+    pub reasons: Vec<Reason>,
     /// Reasons that depend on the node or the cluster (`CPUModeLiveMigratable`,
     /// `NoTSCFrequencyNotLiveMigratable`): warnings only, never a V7 reason.
-    pub node: Vec<String>,
+    pub node: Vec<Reason>,
     pub warnings: Vec<String>,
 }
 
@@ -39,10 +40,10 @@ pub(crate) struct Context<'a> {
 }
 
 /// One reason check: reads the VMI, adds to the findings.
-type Reason = fn(&Vmi, &Context, &mut Findings);
+type Check = fn(&Vmi, &Context, &mut Findings);
 
 /// Every reason, in KubeVirt's check order (v1.9.0 `vm.go:1250-1284`).
-const REASONS: [Reason; 9] = [
+const REASONS: [Check; 9] = [
     interface_not_live_migratable,
     cpu_mode_live_migratable,
     host_device_not_live_migratable,
@@ -119,7 +120,7 @@ fn primary_interface<'v>(vmi: &'v Vmi) -> Option<&'v Value> {
 /// the pod network's interface must be `masquerade`, `passtBinding`, `bridge` with the VMI
 /// annotation, or a binding plugin whose CR entry has `migration`.
 fn interface_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findings) {
-    const REASON: &str = "InterfaceNotLiveMigratable";
+    const REASON: ReasonKind = ReasonKind::InterfaceNotLiveMigratable;
     if vmi.interfaces.is_empty() {
         return;
     }
@@ -132,8 +133,9 @@ fn interface_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findi
     };
     let network = name_of(pod);
     let Some(interface) = primary_interface(vmi) else {
-        found.reasons.push(format!(
-            "{REASON}: no interface for pod network \"{network}\""
+        found.reasons.push(Reason::new(
+            REASON,
+            format!("no interface for pod network \"{network}\""),
         ));
         return;
     };
@@ -157,8 +159,9 @@ fn interface_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findi
         Some(_) => " (default interface)",
         None => "",
     };
-    found.reasons.push(format!(
-        "{REASON}: {what} on pod network \"{network}\"{default}"
+    found.reasons.push(Reason::new(
+        REASON,
+        format!("{what} on pod network \"{network}\"{default}"),
     ));
 }
 
@@ -166,9 +169,10 @@ fn interface_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findi
 /// whose host model is unknown. Node-dependent: a warning only.
 fn cpu_mode_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) {
     if vmi.cpu_model.as_deref() == Some("host-model") {
-        found.node.push(
-            "CPUModeLiveMigratable: host-model CPU, if the node has no host model".to_owned(),
-        );
+        found.node.push(Reason::new(
+            ReasonKind::CpuModeLiveMigratable,
+            "host-model CPU, if the node has no host model",
+        ));
     }
 }
 
@@ -176,11 +180,12 @@ fn cpu_mode_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) {
 /// GPU without the `VGPULiveMigration` gate or not a permitted mediated device); v1.8.4
 /// `vm.go:1243-1245` (any host device or GPU).
 fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findings) {
-    const REASON: &str = "HostDeviceNotLiveMigratable";
+    const REASON: ReasonKind = ReasonKind::HostDeviceNotLiveMigratable;
     for device in vmi.host_devices.iter() {
-        found
-            .reasons
-            .push(format!("{REASON}: host device {}", name_of(device)));
+        found.reasons.push(Reason::new(
+            REASON,
+            format!("host device {}", name_of(device)),
+        ));
     }
     match (context.rules, &*vmi.gpus) {
         (_, []) => {}
@@ -188,28 +193,33 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
             for gpu in gpus {
                 found
                     .reasons
-                    .push(format!("{REASON}: GPU {}", name_of(gpu)));
+                    .push(Reason::new(REASON, format!("GPU {}", name_of(gpu))));
             }
         }
         (Rules::V1_9, [gpu]) => {
             let name = name_of(gpu);
             let device = gpu.get("deviceName").and_then(Value::as_str);
             if !context.config.gate(VGPU_GATE) {
-                found
-                    .reasons
-                    .push(format!("{REASON}: GPU {name} without gate {VGPU_GATE}"));
+                found.reasons.push(Reason::new(
+                    REASON,
+                    format!("GPU {name} without gate {VGPU_GATE}"),
+                ));
             } else if !device.is_some_and(|d| context.config.is_mdev(d)) {
-                found.reasons.push(format!(
-                    "{REASON}: GPU {name} is not a permitted mediated device"
+                found.reasons.push(Reason::new(
+                    REASON,
+                    format!("GPU {name} is not a permitted mediated device"),
                 ));
             }
         }
         (Rules::V1_9, gpus) => {
             let names: Vec<String> = gpus.iter().map(name_of).collect();
-            found.reasons.push(format!(
-                "{REASON}: {} GPUs ({}), at most one migrates",
-                gpus.len(),
-                names.join(", ")
+            found.reasons.push(Reason::new(
+                REASON,
+                format!(
+                    "{} GPUs ({}), at most one migrates",
+                    gpus.len(),
+                    names.join(", ")
+                ),
             ));
         }
     }
@@ -223,22 +233,25 @@ fn sev_or_tdx_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) 
         .into_iter()
         .find(|k| member(security, k).is_some())
     {
-        found
-            .reasons
-            .push(format!("SEVNotLiveMigratable: launch security {kind}"));
+        found.reasons.push(Reason::new(
+            ReasonKind::SevNotLiveMigratable,
+            format!("launch security {kind}"),
+        ));
     } else if member(security, "tdx").is_some() {
-        found
-            .reasons
-            .push("TDXNotLiveMigratable: launch security tdx".to_owned());
+        found.reasons.push(Reason::new(
+            ReasonKind::TdxNotLiveMigratable,
+            "launch security tdx",
+        ));
     }
 }
 
 /// `SecureExecutionNotLiveMigratable` (`pkg/util/s390x.go:22-24`): any `launchSecurity` on s390x.
 fn secure_execution_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) {
     if vmi.launch_security.is_some() && vmi.architecture.as_deref() == Some("s390x") {
-        found
-            .reasons
-            .push("SecureExecutionNotLiveMigratable: launch security on s390x".to_owned());
+        found.reasons.push(Reason::new(
+            ReasonKind::SecureExecutionNotLiveMigratable,
+            "launch security on s390x",
+        ));
     }
 }
 
@@ -250,9 +263,9 @@ fn persistent_reservation_not_live_migratable(vmi: &Vmi, context: &Context, foun
     }
     for disk in vmi.disks.iter() {
         if disk.pointer("/lun/reservation") == Some(&Value::Bool(true)) {
-            found.reasons.push(format!(
-                "PersistentReservationNotLiveMigratable: LUN {} with reservation",
-                name_of(disk)
+            found.reasons.push(Reason::new(
+                ReasonKind::PersistentReservationNotLiveMigratable,
+                format!("LUN {} with reservation", name_of(disk)),
             ));
         }
     }
@@ -276,10 +289,10 @@ fn no_tsc_frequency_not_live_migratable(vmi: &Vmi, context: &Context, found: &mu
         .filter(|r| r.is_object())
         .is_some_and(|r| r.get("enabled") != Some(&Value::Bool(false)));
     if reenlightenment && !invtsc && !context.config.tsc_frequency_known() {
-        found.node.push(
-            "NoTSCFrequencyNotLiveMigratable: Hyper-V reenlightenment, if no TSC frequency is known"
-                .to_owned(),
-        );
+        found.node.push(Reason::new(
+            ReasonKind::NoTscFrequencyNotLiveMigratable,
+            "Hyper-V reenlightenment, if no TSC frequency is known",
+        ));
     }
 }
 
@@ -290,9 +303,10 @@ fn hyperv_passthrough_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Fi
         .as_ref()
         .and_then(|p| p.get("enabled"));
     if enabled == Some(&Value::Bool(true)) {
-        found
-            .reasons
-            .push("HypervPassthroughNotLiveMigratable: Hyper-V passthrough".to_owned());
+        found.reasons.push(Reason::new(
+            ReasonKind::HypervPassthroughNotLiveMigratable,
+            "Hyper-V passthrough",
+        ));
     }
 }
 
@@ -302,16 +316,17 @@ fn hyperv_passthrough_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Fi
 /// migration. The modes come from the VM's `dataVolumeTemplates`, Harvester's
 /// `volumeClaimTemplates` annotation, else the cluster ([`Context::external_claim`]).
 fn disks_not_live_migratable(_: &Vmi, context: &Context, found: &mut Findings) {
-    const REASON: &str = "DisksNotLiveMigratable";
+    const REASON: ReasonKind = ReasonKind::DisksNotLiveMigratable;
     let vm = context.vm;
     let templated = claim_templates(vm, found);
     let mut seen: Vec<&str> = Vec::new();
     for volume in vm::template_spec_items(vm, "volumes") {
         if let Some(disk) = member(Some(volume), "hostDisk") {
             if disk.get("shared") != Some(&Value::Bool(true)) {
-                found
-                    .reasons
-                    .push(format!("{REASON}: hostDisk {} not shared", name_of(volume)));
+                found.reasons.push(Reason::new(
+                    REASON,
+                    format!("hostDisk {} not shared", name_of(volume)),
+                ));
             }
             continue;
         }
@@ -333,7 +348,7 @@ fn disks_not_live_migratable(_: &Vmi, context: &Context, found: &mut Findings) {
             };
             found
                 .reasons
-                .push(format!("{REASON}: volume {claim} ({shown})"));
+                .push(Reason::new(REASON, format!("volume {claim} ({shown})")));
         }
     }
 }

@@ -216,7 +216,9 @@ fn claims_from_the_cluster() {
 #[test]
 fn assessment_reads_everything() {
     use vm_maintenance_strategy::eviction::{StrategySource, assess};
+    use vm_maintenance_strategy::reason::{Reason, ReasonKind};
     use vm_maintenance_strategy::settings::Settings;
+    use vm_maintenance_strategy::strategy::EvictionStrategy;
     let settings = Settings::default();
     let cluster = TestCluster {
         kubevirt: TestCluster::strategy("LiveMigrate").kubevirt,
@@ -227,11 +229,14 @@ fn assessment_reads_everything() {
         &json!([{"op": "remove", "path": "/spec/template/spec/evictionStrategy"}]),
     );
     let got = assess(&vm, &settings, &cluster);
-    assert_eq!(got.eviction_strategy.as_deref(), Some("LiveMigrate"));
+    assert_eq!(got.eviction_strategy, Some(EvictionStrategy::LiveMigrate));
     assert_eq!(got.source, StrategySource::Cluster);
     assert_eq!(
         got.reasons,
-        ["DisksNotLiveMigratable: volume web-01-disk-0-k2x7q (ReadWriteOnce)"]
+        [Reason::new(
+            ReasonKind::DisksNotLiveMigratable,
+            "volume web-01-disk-0-k2x7q (ReadWriteOnce)"
+        )]
     );
     assert!(got.warnings.is_empty(), "{:?}", got.warnings);
 

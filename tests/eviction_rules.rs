@@ -10,7 +10,8 @@ const DEVICES: &str = "/spec/template/spec/domain/devices";
 
 fn reasons(vm: &Value) -> (Vec<String>, Vec<String>) {
     let found = non_migratable_reasons(vm.as_object().expect("an object"));
-    (found.reasons, found.warnings)
+    let texts = found.reasons.iter().map(ToString::to_string).collect();
+    (texts, found.warnings)
 }
 
 fn web(patch: Value) -> Value {

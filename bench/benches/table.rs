@@ -15,11 +15,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cluster_model::objects::ObjectCluster;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, measurement::WallTime};
 use policy_bench::memory::MemoryProbe;
-use policy_bench::scenarios::{
-    self, MemoryCluster, Scenario, payload, peer_namespace, peer_settings,
-};
+use policy_bench::scenarios::{self, Scenario, payload, peer_namespace, peer_settings};
 use policy_bench::table::{
     benchmarks_file, best_and_spread, machine, median_ns, replace_section, thousands, time,
 };
@@ -72,9 +71,8 @@ fn bench_variant(
     match variant {
         "a-native" => match &input.cluster {
             Some((objects, _)) => group.bench_function(variant, |b| {
-                b.iter(|| {
-                    vm_maintenance_strategy::policy::validate_with(bytes, &MemoryCluster(objects))
-                })
+                let cluster = ObjectCluster::new(objects.iter());
+                b.iter(|| vm_maintenance_strategy::policy::validate_with(bytes, &cluster))
             }),
             None => group.bench_function(variant, |b| {
                 b.iter(|| vm_maintenance_strategy::policy::validate(bytes))

@@ -210,7 +210,7 @@ pub fn all() -> Vec<Scenario> {
 /// A VM whose V7 decision needs the cluster: no eviction strategy of its own and none in the
 /// settings, so the KubeVirt CR is listed (it says `LiveMigrate`), then every PVC volume that is
 /// not one of the VM's own templates is read (one is `ReadWriteOnce`: a V7 warning). The host
-/// answers from memory (`policy_host::Cluster`; natively [`MemoryCluster`]).
+/// answers from memory (`policy_host::Cluster`; natively `cluster_model::objects::ObjectCluster`).
 pub fn cluster_lookup_scenario() -> Option<Scenario> {
     let mut vm = vm_of_size(5 * 1024, true);
     vm["spec"]["template"]["spec"]
@@ -252,67 +252,6 @@ pub fn cluster_lookup_scenario() -> Option<Scenario> {
         settings: json!({}),
         cluster: Some(objects),
     })
-}
-
-/// The cluster of a scenario for the native rules (the same answers as the e2e host's).
-pub struct MemoryCluster<'a>(pub &'a [Value]);
-
-impl vm_maintenance_strategy::cluster::Cluster for MemoryCluster<'_> {
-    fn kubevirt(&self) -> Result<Option<vm_maintenance_strategy::cluster::KubeVirtCr>, String> {
-        let Some(cr) = self.0.iter().find(|o| o["kind"] == "KubeVirt") else {
-            return Ok(None);
-        };
-        let configuration = cr
-            .pointer("/spec/configuration")
-            .cloned()
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default();
-        Ok(Some(vm_maintenance_strategy::cluster::KubeVirtCr {
-            configuration,
-            observed_version: cr
-                .pointer("/status/observedKubeVirtVersion")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }))
-    }
-
-    fn instancetype_spec(
-        &self,
-        kind: &str,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Result<Value, String> {
-        self.0
-            .iter()
-            .find(|o| {
-                o["kind"] == kind
-                    && o["metadata"]["name"] == name
-                    && o["metadata"]["namespace"].as_str() == namespace
-            })
-            .map(|o| o["spec"].clone())
-            .ok_or_else(|| format!("{kind} {name} not found"))
-    }
-
-    fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String> {
-        self.0
-            .iter()
-            .find(|o| {
-                o["kind"] == "PersistentVolumeClaim"
-                    && o["metadata"]["name"] == name
-                    && o["metadata"]["namespace"] == namespace
-            })
-            .map(|o| {
-                o["spec"]["accessModes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|m| m.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .ok_or_else(|| format!("PersistentVolumeClaim {namespace}/{name} not found"))
-    }
 }
 
 /// The peer's request: a Namespace padded with short annotations until the AdmissionRequest's

@@ -10,11 +10,14 @@ use cluster_model::drain::{DrainAction, DrainOutcome, drain_action};
 use cluster_model::maintenance::{
     HA_CONTROL_PLANE_NODE, Index, LAST_HEALTHY_REPLICA, Longhorn,
     NODE_SCHEDULING_REQUIREMENTS_NOT_MET, Objects, Outcome, Restart, SINGLE_CONTROL_PLANE_NODE,
-    control_plane, last_available_node, last_healthy_replica, live_migratable_false,
+    VmRef, control_plane, last_available_node, last_healthy_replica, live_migratable_false,
     node_affinity_matches, node_ready, non_migratable, preview, scheduling_not_met,
 };
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use vm_maintenance_strategy::eviction::{Assessment, StrategySource};
+use vm_maintenance_strategy::reason::{Reason, ReasonKind};
+use vm_maintenance_strategy::strategy::EvictionStrategy;
 
 /// A table row: its name, the input, what is expected.
 type Case<'a, I, W> = (&'a str, I, W);
@@ -87,9 +90,18 @@ fn volume(name: &str, namespace: &str, vmi: &str) -> Value {
                "workloadsStatus": [{"workloadName": vmi, "workloadType": "VirtualMachineInstance"}]}}})
 }
 
+/// VM references as Harvester writes them (`namespace/name`).
+fn texts(vms: &[VmRef]) -> Vec<String> {
+    vms.iter().map(ToString::to_string).collect()
+}
+
+fn shown(found: BTreeMap<String, Vec<VmRef>>) -> BTreeMap<String, Vec<String>> {
+    found.into_iter().map(|(k, v)| (k, texts(&v))).collect()
+}
+
 fn predict_nothing(_: &Value) -> Assessment {
     Assessment {
-        eviction_strategy: Some("LiveMigrate".to_owned()),
+        eviction_strategy: Some(EvictionStrategy::LiveMigrate),
         source: StrategySource::Vm,
         reasons: Vec::new(),
         warnings: Vec::new(),
@@ -254,7 +266,7 @@ fn step2_last_healthy_replica() {
             volumes: &volumes,
             replicas: &replicas,
         };
-        let got = last_healthy_replica(n, longhorn, &index);
+        let got = last_healthy_replica(n, longhorn, &index).map(|vms| texts(&vms));
         let want = want
             .map(|v| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
             .map_err(str::to_owned);
@@ -316,7 +328,7 @@ fn step2_live_migratable_false() {
         ("derived ND:415: no condition is migratable", cond(None, ""), vec![]),
     ];
     for (name, v, want) in cases {
-        let got = live_migratable_false(&[&v]);
+        let got = shown(live_migratable_false(&[&v]));
         let want: std::collections::BTreeMap<String, Vec<String>> = want
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.into_iter().map(str::to_owned).collect()))
@@ -385,7 +397,7 @@ fn step2_scheduling_requirements() {
     for (name, nodes, v, want) in cases {
         let got = scheduling_not_met("harvester-kfs2c", &nodes, &[&v]);
         let got = got.map(|found| {
-            assert!(found.iter().all(|f| f == "default/vm"), "{name}");
+            assert!(texts(&found).iter().all(|f| f == "default/vm"), "{name}");
             !found.is_empty()
         });
         assert_eq!(got.map_err(|_| ()), want, "{name}");
@@ -475,7 +487,7 @@ fn step2_merged_as_harvester_merges() {
         ..Objects::default()
     };
     let index = Index::new(&objects);
-    let got = non_migratable(n, &objects, &index).unwrap_or_default();
+    let got = shown(non_migratable(n, &objects, &index).unwrap_or_default());
     let want: std::collections::BTreeMap<String, Vec<String>> = [
         (LAST_HEALTHY_REPLICA, vec!["b/db"]),
         ("HostDeviceNotLiveMigratable", vec!["a/gpu"]),
@@ -788,9 +800,12 @@ fn missing_condition_is_migratable_and_the_prediction_is_shown() {
         external_controller: false,
     };
     let predict = |_: &Value| Assessment {
-        eviction_strategy: Some("LiveMigrate".to_owned()),
+        eviction_strategy: Some(EvictionStrategy::LiveMigrate),
         source: StrategySource::Vm,
-        reasons: vec!["GPU gpu1".to_owned()],
+        reasons: vec![Reason::new(
+            ReasonKind::HostDeviceNotLiveMigratable,
+            "GPU gpu1",
+        )],
         warnings: Vec::new(),
     };
     let got = preview("n1", false, &objects, &predict);
@@ -799,7 +814,7 @@ fn missing_condition_is_migratable_and_the_prediction_is_shown() {
     assert_eq!(
         got.vms[0].warnings,
         [
-            "predicted: no LiveMigratable condition, Harvester counts it as migratable; the policy predicts it cannot live-migrate (GPU gpu1)"
+            "predicted: no LiveMigratable condition, Harvester counts it as migratable; the policy predicts it cannot live-migrate (HostDeviceNotLiveMigratable: GPU gpu1)"
         ]
     );
 }

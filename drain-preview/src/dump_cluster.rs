@@ -2,86 +2,24 @@
 //! its instancetypes and preferences, and its PVCs. What the dump lacks is an `Err` ("not in the
 //! dump"), which the assessment reports as not checked, in the policy's words.
 
-use std::collections::HashMap;
-
+use cluster_model::objects::ObjectCluster;
 use serde_json::Value;
-use vm_maintenance_strategy::cluster::{Cluster, KubeVirtCr, kubevirt_from_object};
 use vm_maintenance_strategy::eviction::{self, Assessment};
 use vm_maintenance_strategy::settings::Settings;
 
 use crate::input::Dump;
 
-/// Objects of the dump by `(kind, namespace, name)`; the namespace is `""` for the cluster-wide
-/// kinds and `default` when a namespaced object names none (as kubectl applies it).
-pub struct DumpCluster<'a> {
-    kubevirt: Option<&'a Value>,
-    objects: HashMap<(&'a str, &'a str, &'a str), &'a Value>,
-}
+/// The dump as a cluster: its first KubeVirt CR, its instancetypes and preferences, its PVCs.
+pub type DumpCluster<'a> = ObjectCluster<'a>;
 
-const CLAIM: &str = "PersistentVolumeClaim";
-
-impl<'a> DumpCluster<'a> {
-    pub fn new(dump: &'a Dump) -> DumpCluster<'a> {
-        let objects = dump
-            .instancetypes
-            .iter()
-            .chain(&dump.pvcs)
-            .filter_map(|object| {
-                let kind = object.get("kind")?.as_str()?;
-                let metadata = object.get("metadata")?;
-                let name = metadata.get("name")?.as_str()?;
-                let namespace = if kind.starts_with("VirtualMachineCluster") {
-                    ""
-                } else {
-                    metadata
-                        .get("namespace")
-                        .and_then(Value::as_str)
-                        .unwrap_or("default")
-                };
-                Some(((kind, namespace, name), object))
-            })
-            .collect();
-        DumpCluster {
-            kubevirt: dump.kubevirts.first(),
-            objects,
-        }
-    }
-
-    fn get(&self, kind: &str, namespace: &str, name: &str) -> Result<&'a Value, String> {
-        self.objects
-            .get(&(kind, namespace, name))
-            .copied()
-            .ok_or_else(|| "not in the dump".to_owned())
-    }
-}
-
-impl Cluster for DumpCluster<'_> {
-    fn kubevirt(&self) -> Result<Option<KubeVirtCr>, String> {
-        self.kubevirt.map(kubevirt_from_object).transpose()
-    }
-
-    fn instancetype_spec(
-        &self,
-        kind: &str,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Result<Value, String> {
-        let object = self.get(kind, namespace.unwrap_or_default(), name)?;
-        Ok(object.get("spec").cloned().unwrap_or(Value::Null))
-    }
-
-    fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String> {
-        let claim = self.get(CLAIM, namespace, name)?;
-        let modes = claim
-            .pointer("/spec/accessModes")
-            .and_then(Value::as_array)
-            .ok_or_else(|| "no spec.accessModes in the dump".to_owned())?;
-        Ok(modes
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect())
-    }
+/// The cluster the dump describes; what it lacks is "not in the dump".
+pub fn dump_cluster(dump: &Dump) -> DumpCluster<'_> {
+    let objects = dump
+        .kubevirts
+        .iter()
+        .chain(&dump.instancetypes)
+        .chain(&dump.pvcs);
+    ObjectCluster::new(objects).within("in the dump")
 }
 
 /// The policy's assessment of one VM of the dump (`eviction::assess`) with the dump as the
@@ -117,6 +55,7 @@ pub fn policy_settings(settings: &Value) -> Result<Settings, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use vm_maintenance_strategy::strategy::EvictionStrategy;
 
     fn vm(own: Option<&str>, volumes: Value, instancetype: Option<&str>) -> Value {
         let mut spec = json!({
@@ -198,10 +137,13 @@ mod tests {
             let got = assess(
                 &vm(own, json!([]), None),
                 &settings(raw.clone()),
-                &DumpCluster::new(dump),
+                &dump_cluster(dump),
             );
             assert_eq!(
-                (got.eviction_strategy.as_deref(), got.source.as_str()),
+                (
+                    got.eviction_strategy.as_ref().map(EvictionStrategy::as_str),
+                    got.source.as_str()
+                ),
                 (strategy, source),
                 "{name}"
             );
@@ -226,7 +168,7 @@ mod tests {
             })],
             ..Dump::default()
         };
-        let cluster = DumpCluster::new(&dump);
+        let cluster = dump_cluster(&dump);
         let volumes = json!([
             {"name": "a", "persistentVolumeClaim": {"claimName": "rwo"}},
             {"name": "b", "dataVolume": {"name": "rwx"}},
@@ -239,8 +181,9 @@ mod tests {
             &settings(json!({})),
             &cluster,
         );
+        let reasons: Vec<String> = got.reasons.iter().map(ToString::to_string).collect();
         assert_eq!(
-            got.reasons,
+            reasons,
             [
                 "HostDeviceNotLiveMigratable: GPU gpu1 without gate VGPULiveMigration",
                 "DisksNotLiveMigratable: volume rwo (ReadWriteOnce)",

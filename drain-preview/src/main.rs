@@ -16,17 +16,18 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, ValueEnum};
-use cluster_model::drain::{EVICTION_NONE, drain_outcome};
+use cluster_model::drain::drain_outcome;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use policy_host::{Cluster, Evaluation, PolicyHost, default_module_path};
 use serde_json::{Value, json};
 /// A VM as raw JSON (the type the policy crate reads).
 type Object = serde_json::Map<String, Value>;
 
-use crate::dump_cluster::{DumpCluster, assess, policy_settings};
+use crate::dump_cluster::{DumpCluster, assess, dump_cluster, policy_settings};
 use crate::input::{Dump, read_documents};
 use crate::report::{Row, Verdict, VerdictKind};
 use vm_maintenance_strategy::settings::Settings;
+use vm_maintenance_strategy::strategy::EvictionStrategy;
 
 /// What a node drain will do with every VM of a cluster dump, and what the policy says today.
 ///
@@ -127,7 +128,7 @@ fn run(args: &Args) -> Result<ExitCode, String> {
     let policy = policy?;
     let view = View {
         policy: &policy,
-        dump: &DumpCluster::new(&dump),
+        dump: &dump_cluster(&dump),
     };
     let cluster = Arc::new(Cluster::new(
         dump.kubevirts
@@ -336,7 +337,7 @@ fn judge(
     let assessment = assess(vm, view.policy, view.dump);
     let strategy = assessment
         .eviction_strategy
-        .unwrap_or_else(|| EVICTION_NONE.to_owned());
+        .unwrap_or(EvictionStrategy::None);
     let decision = drain_outcome(
         template_labels,
         &strategy,

@@ -11,7 +11,7 @@ use comfy_table::{ContentArrangement, Table, presets};
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
-use crate::dump_cluster::{DumpCluster, assess};
+use crate::dump_cluster::{assess, dump_cluster};
 use crate::input::{Dump, read_documents};
 
 /// The kinds of the dump that only the maintenance preview reads.
@@ -123,7 +123,7 @@ pub fn run(
             }
         ));
     }
-    let view = DumpCluster::new(&dump);
+    let view = dump_cluster(&dump);
     let predict = |vm: &Value| assess(vm, request.settings, &view);
     let longhorn = (!extra.volumes.is_empty() && !extra.replicas.is_empty()).then_some(Longhorn {
         volumes: &extra.volumes,

@@ -6,6 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use vm_maintenance_strategy::eviction::StrategySource as Source;
+use vm_maintenance_strategy::reason::{self, Reason};
+use vm_maintenance_strategy::strategy::EvictionStrategy;
 
 /// One VM. Serialized as one element of `--output json`.
 #[derive(Debug, Clone, Serialize)]
@@ -17,10 +19,10 @@ pub struct Row {
     pub label: Option<Value>,
     /// The same label in `spec.template.metadata.labels`: what the VMI and its Pod carry.
     pub template_label: Option<Value>,
-    pub eviction_strategy: Option<String>,
+    pub eviction_strategy: Option<EvictionStrategy>,
     pub eviction_strategy_source: Option<Source>,
     /// Why the VM cannot live-migrate (empty: it can).
-    pub reasons: Vec<String>,
+    pub reasons: Vec<Reason>,
     /// `null` when the VM could not be judged (see `error`).
     pub outcome: Option<DrainOutcome>,
     /// The outcome in words.
@@ -188,7 +190,7 @@ pub fn table(rows: &[Row], width: u16) -> String {
         let reasons = if row.reasons.is_empty() {
             "-".to_owned()
         } else {
-            row.reasons.join("\n")
+            reason::join(&row.reasons, "\n")
         };
         let outcome = row
             .outcome

@@ -10,6 +10,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use policy_host::admission::{AdmissionResponse, Answer};
 pub use policy_host::fixture;
 use policy_host::{Call, Cluster, Evaluation, FailRule, PolicyHost, host::Error, workspace_dir};
 
@@ -458,15 +459,13 @@ impl Expect {
         problems
     }
 
+    /// The differences between this expectation and what the module answered to `request`.
     pub fn check(&self, request: &Value, evaluation: &Evaluation) -> Vec<String> {
-        let mut problems = Vec::new();
         let answer = match (evaluation, &self.settings_refused) {
-            (Evaluation::SettingsRefused(got), Some(want)) => {
-                if got != want {
-                    problems.push(format!("settings message: want {want:?}, got {got:?}"));
-                }
-                return problems;
+            (Evaluation::SettingsRefused(got), Some(want)) if got != want => {
+                return vec![format!("settings message: want {want:?}, got {got:?}")];
             }
+            (Evaluation::SettingsRefused(_), Some(_)) => return Vec::new(),
             (Evaluation::SettingsRefused(got), None) => {
                 return vec![format!("settings refused: {got}")];
             }
@@ -475,7 +474,14 @@ impl Expect {
             }
             (Evaluation::Answered(answer), None) => answer,
         };
-        let response = &answer.response;
+        let mut problems = self.check_response(&answer.response);
+        problems.extend(self.check_patch(request, answer));
+        problems
+    }
+
+    /// `allowed`, the message, the code and the warnings.
+    fn check_response(&self, response: &AdmissionResponse) -> Vec<String> {
+        let mut problems = Vec::new();
         let status = response.status.clone().unwrap_or_default();
         if let Some(allowed) = self.allowed
             && response.allowed != allowed
@@ -502,6 +508,12 @@ impl Expect {
                 self.warnings
             ));
         }
+        problems
+    }
+
+    /// The patch, its type, the patched object's values and what else it changes.
+    fn check_patch(&self, request: &Value, answer: &Answer) -> Vec<String> {
+        let mut problems = Vec::new();
         let want_patch = self
             .patch
             .unwrap_or(!self.patched.is_empty() || self.only_changed.is_some());
@@ -515,7 +527,7 @@ impl Expect {
                     .map_or("none".to_owned(), |p| json!(p).to_string())
             ));
         }
-        if answer.patch.is_some() != response.patch_type.is_some() {
+        if answer.patch.is_some() != answer.response.patch_type.is_some() {
             problems.push("patchType must accompany patch".to_owned());
         }
         for (pointer, want) in &self.patched {

@@ -8,19 +8,21 @@ use serde_json::Value;
 
 use crate::cluster::Cluster;
 use crate::json::Object;
+use crate::reason::Reason;
 use crate::request::Operation;
 use crate::review::Review;
 use crate::settings::Settings;
+use crate::strategy::EvictionStrategy;
 
 /// A VM as the policy reads it for V7, without the "only when it matters" economy of admission:
 /// what the tools (the drain preview) need for every VM.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Assessment {
     /// The effective eviction strategy (`None` when nothing sets one: KubeVirt's `None`).
-    pub eviction_strategy: Option<String>,
+    pub eviction_strategy: Option<EvictionStrategy>,
     pub source: StrategySource,
     /// Why the VM cannot live-migrate (spec, and claims read from the cluster).
-    pub reasons: Vec<String>,
+    pub reasons: Vec<Reason>,
     /// What could not be read or checked.
     pub warnings: Vec<String>,
 }
@@ -39,19 +41,23 @@ pub fn assess(vm: &Value, settings: &Settings, cluster: &dyn Cluster) -> Assessm
         .and_then(Value::as_str);
     let review = Review::new(Operation::Create, settings, namespace, cluster, None);
     let (eviction_strategy, source) = match effective_without_lookup(vm, settings) {
-        Some((strategy, source)) => (Some(strategy.into_owned()), source),
+        Some((strategy, source)) => (Some(EvictionStrategy::parse(&strategy)), source),
         None if settings.cluster_lookups => match review
             .cluster
             .kubevirt("treated as None")
-            .and_then(|cr| cr.configuration.eviction_strategy.clone())
+            .and_then(|cr| cr.configuration.eviction_strategy.as_deref())
         {
-            Some(strategy) => (Some(strategy), StrategySource::Cluster),
+            Some(strategy) => (
+                Some(EvictionStrategy::parse(strategy)),
+                StrategySource::Cluster,
+            ),
             None => (None, StrategySource::Default),
         },
         None => (None, StrategySource::Default),
     };
     let mut findings = findings(vm, &review);
-    findings.warnings.append(&mut findings.node);
+    let node = findings.node.iter().map(ToString::to_string);
+    findings.warnings.extend(node);
     findings.warnings.extend(review.cluster.warning());
     Assessment {
         eviction_strategy,

@@ -19,6 +19,7 @@ use crate::json::{Object, show};
 use crate::migratability::{
     Context, Findings, external_claims, names_instancetype, needs, reasons_of,
 };
+use crate::reason;
 use crate::review::Review;
 use crate::settings::{NonMigratable, Settings};
 use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE};
@@ -47,7 +48,7 @@ pub(crate) fn mutate(vm: &mut Object, review: &Review, verdict: &mut Verdict) {
     if findings.reasons.is_empty() || !vm::set_eviction_strategy(vm, LIVE_MIGRATE_IF_POSSIBLE) {
         return;
     }
-    let reasons = findings.reasons.join("; ");
+    let reasons = reason::join(&findings.reasons, "; ");
     findings.warnings.into_iter().for_each(|w| verdict.warn(w));
     verdict.warn(format!(
         "{FIELD}: set to {LIVE_MIGRATE_IF_POSSIBLE}, not migratable ({reasons})"
@@ -140,7 +141,7 @@ fn non_migratable(findings: Findings, mode: NonMigratable, verdict: &mut Verdict
         return;
     }
     if !findings.reasons.is_empty() {
-        let reasons = findings.reasons.join("; ");
+        let reasons = reason::join(&findings.reasons, "; ");
         match mode {
             NonMigratable::Warn => verdict.warn(format!(
                 "{FIELD}: LiveMigrate blocks drains, not migratable ({reasons})"

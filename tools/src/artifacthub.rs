@@ -94,15 +94,7 @@ pub fn package(
     let version = semver::Version::parse(version_text)
         .map_err(|e| format!("annotations.{}: {e}", m::VERSION))?;
     if let Some(questions) = questions {
-        // Artifact Hub stores the text verbatim; a form the UI cannot read is caught here.
-        let form: serde_yaml::Value = serde_yaml::from_str(questions)
-            .map_err(|e| format!("questions-ui.yml: not YAML: {e}"))?;
-        if !form
-            .get("questions")
-            .is_some_and(serde_yaml::Value::is_sequence)
-        {
-            return Err("questions-ui.yml: a `questions:` list is required".into());
-        }
+        check_questions(questions)?;
     }
     let oci_url = required(metadata, m::OCI_URL)?;
     m::check_oci_url(oci_url).map_err(|e| format!("annotations.{}: {e}", m::OCI_URL))?;
@@ -113,6 +105,58 @@ pub fn package(
         .transpose()
         .map_err(|e| format!("annotations.{}: {e}", m::URL))?
         .map(String::from);
+    let keywords = keywords(metadata)?;
+    let links = metadata
+        .annotation(m::SOURCE)
+        .map(|source| links(metadata, source, &version))
+        .transpose()?;
+    let maintainers = metadata
+        .annotation(m::AUTHOR)
+        .map(maintainers)
+        .transpose()
+        .map_err(|e| format!("annotations.{}: {e}", m::AUTHOR))?;
+    let annotations = kubewarden_annotations(metadata, questions)?;
+    Ok(Package {
+        version,
+        name: required(metadata, m::TITLE)?.to_owned(),
+        display_name: required(metadata, m::ARTIFACTHUB_DISPLAY_NAME)?.to_owned(),
+        created_at: created_at.to_owned(),
+        description: required(metadata, m::DESCRIPTION)?.to_owned(),
+        license: metadata.annotation(m::LICENSE).map(str::to_owned),
+        home_url,
+        containers_images: Some(vec![ContainerImage {
+            name: "policy".to_owned(),
+            image: oci_ref.clone(),
+        }]),
+        keywords,
+        links,
+        install: Some(install(&oci_ref)),
+        maintainers,
+        provider: Provider {
+            name: "kubewarden".to_owned(),
+        },
+        recommendations: vec![Recommendation {
+            url: CONTROLLER_CHART.to_owned(),
+        }],
+        annotations,
+    })
+}
+
+/// Artifact Hub stores the questions verbatim; a form the UI cannot read is caught here.
+fn check_questions(questions: &str) -> Result<(), Error> {
+    let form: serde_yaml::Value =
+        serde_yaml::from_str(questions).map_err(|e| format!("questions-ui.yml: not YAML: {e}"))?;
+    if !form
+        .get("questions")
+        .is_some_and(serde_yaml::Value::is_sequence)
+    {
+        return Err("questions-ui.yml: a `questions:` list is required".into());
+    }
+    Ok(())
+}
+
+/// The comma-separated keywords annotation, each trimmed; an empty one is an error.
+fn keywords(metadata: &MetadataFile) -> Result<Option<Vec<String>>, Error> {
     let keywords = metadata.annotation(m::ARTIFACTHUB_KEYWORDS).map(|k| {
         k.split(',')
             .map(|w| w.trim_matches(' ').to_owned())
@@ -121,38 +165,43 @@ pub fn package(
     if keywords.iter().flatten().any(String::is_empty) {
         return Err(format!("annotations.{}: empty keyword", m::ARTIFACTHUB_KEYWORDS).into());
     }
-    let links = match metadata.annotation(m::SOURCE) {
-        None => None,
-        Some(source) => {
-            let source =
-                url::Url::parse(source).map_err(|e| format!("annotations.{}: {e}", m::SOURCE))?;
-            let mut links = Vec::new();
-            if source.host_str() == Some("github.com") {
-                let tag = metadata.annotation(m::GITHUB_RELEASE_TAG).map_or_else(
-                    || format!("v{version}"),
-                    |t| url::form_urlencoded::byte_serialize(t.as_bytes()).collect(),
-                );
-                let wasm = format!("{}/releases/download/{tag}/policy.wasm", source.as_str());
-                links.push(Link {
-                    name: "policy".to_owned(),
-                    url: url::Url::parse(&wasm)
-                        .map_err(|e| format!("{wasm}: {e}"))?
-                        .into(),
-                });
-            }
-            links.push(Link {
-                name: "source".to_owned(),
-                url: source.into(),
-            });
-            Some(links)
-        }
-    };
-    let maintainers = metadata
-        .annotation(m::AUTHOR)
-        .map(maintainers)
-        .transpose()
-        .map_err(|e| format!("annotations.{}: {e}", m::AUTHOR))?;
+    Ok(keywords)
+}
 
+/// The source link, preceded on GitHub by the release's `policy.wasm`.
+fn links(
+    metadata: &MetadataFile,
+    source: &str,
+    version: &semver::Version,
+) -> Result<Vec<Link>, Error> {
+    let source = url::Url::parse(source).map_err(|e| format!("annotations.{}: {e}", m::SOURCE))?;
+    let mut links = Vec::new();
+    if source.host_str() == Some("github.com") {
+        let tag = metadata.annotation(m::GITHUB_RELEASE_TAG).map_or_else(
+            || format!("v{version}"),
+            |t| url::form_urlencoded::byte_serialize(t.as_bytes()).collect(),
+        );
+        let wasm = format!("{}/releases/download/{tag}/policy.wasm", source.as_str());
+        links.push(Link {
+            name: "policy".to_owned(),
+            url: url::Url::parse(&wasm)
+                .map_err(|e| format!("{wasm}: {e}"))?
+                .into(),
+        });
+    }
+    links.push(Link {
+        name: "source".to_owned(),
+        url: source.into(),
+    });
+    Ok(links)
+}
+
+/// The `kubewarden/*` annotations Artifact Hub shows: mutation, context-aware resources, rules,
+/// and the UI and resources annotations that are set.
+fn kubewarden_annotations(
+    metadata: &MetadataFile,
+    questions: Option<&str>,
+) -> Result<BTreeMap<String, String>, Error> {
     let mut annotations = BTreeMap::new();
     annotations.insert(
         "kubewarden/mutation".to_owned(),
@@ -179,31 +228,7 @@ pub fn package(
     if let Some(resources) = metadata.annotation(m::ARTIFACTHUB_RESOURCES) {
         annotations.insert("kubewarden/resources".to_owned(), resources.to_owned());
     }
-
-    Ok(Package {
-        version,
-        name: required(metadata, m::TITLE)?.to_owned(),
-        display_name: required(metadata, m::ARTIFACTHUB_DISPLAY_NAME)?.to_owned(),
-        created_at: created_at.to_owned(),
-        description: required(metadata, m::DESCRIPTION)?.to_owned(),
-        license: metadata.annotation(m::LICENSE).map(str::to_owned),
-        home_url,
-        containers_images: Some(vec![ContainerImage {
-            name: "policy".to_owned(),
-            image: oci_ref.clone(),
-        }]),
-        keywords,
-        links,
-        install: Some(install(&oci_ref)),
-        maintainers,
-        provider: Provider {
-            name: "kubewarden".to_owned(),
-        },
-        recommendations: vec![Recommendation {
-            url: CONTROLLER_CHART.to_owned(),
-        }],
-        annotations,
-    })
+    Ok(annotations)
 }
 
 /// The file's text: kwctl's header, then the package as YAML.

@@ -8,7 +8,8 @@ use crate::drain::{DEFAULT_LABEL_KEY, DrainAction, DrainOutcome, drain_action, d
 use serde_json::Value;
 use std::collections::BTreeMap;
 use vm_maintenance_strategy::eviction::Assessment;
-use vm_maintenance_strategy::strategy::is_shutdown_family;
+use vm_maintenance_strategy::reason;
+use vm_maintenance_strategy::strategy::{EvictionStrategy, is_shutdown_family};
 
 // ---------------------------------------------------------------------------------------------
 // Steps 3 and 4.
@@ -36,7 +37,7 @@ pub fn not_forced(
     let mut acted = Acted::default();
     let on_node = index.vmis_on(node);
     // The stop list (ND:139-192), in listing order; an owner-less VMI fails it before any stop.
-    let mut stop: BTreeMap<String, (&Value, Restart, String)> = BTreeMap::new();
+    let mut stop: BTreeMap<VmRef, (&Value, Restart, String)> = BTreeMap::new();
     for vmi in &on_node {
         let Some(label) = label_of(vmi).filter(|l| is_shutdown_family(l)) else {
             continue;
@@ -44,36 +45,34 @@ pub fn not_forced(
         let Some(owner) = owner_vm(vmi) else {
             acted.stuck.push(format!(
                 "no valid VM owner found for VMI {} (label {label}): the controller retries forever before stopping anything",
-                namespaced(vmi)
+                VmRef::of(vmi)
             ));
             return acted;
         };
-        let namespace = namespace_of(vmi);
-        let vm = index.vm(namespace, owner);
-        let (restart, why) = restart_of(label, vm);
-        stop.insert(format!("{namespace}/{owner}"), (*vmi, restart, why));
+        let vm = VmRef {
+            namespace: namespace_of(vmi),
+            name: owner,
+        };
+        let (restart, why) = restart_of(label, index.vm(vm.namespace, vm.name));
+        stop.insert(vm, (*vmi, restart, why));
     }
-    let names: Vec<String> = stop.keys().cloned().collect();
-    if let Some((at, error)) = stop_vms(&names, index) {
+    let names: Vec<VmRef> = stop.keys().copied().collect();
+    let error = stop_vms(&names, index);
+    // The VMs sorted before a failing one are stopped on every retry.
+    let stopped_count = error.as_ref().map_or(names.len(), |(at, _)| *at);
+    for (vm, (vmi, restart, why)) in stop.iter().take(stopped_count) {
+        acted.vms.push(stopped(vmi, *vm, *restart, why.clone()));
+    }
+    if let Some((_, error)) = error {
         acted.stuck.push(error);
-        // The VMs sorted before the failing one are stopped on every retry.
-        for name in &names[..at] {
-            if let Some((vmi, restart, why)) = stop.get(name) {
-                acted.vms.push(stopped(vmi, name, *restart, why.clone()));
-            }
-        }
         return acted;
-    }
-    for (name, (vmi, restart, why)) in &stop {
-        acted.vms.push(stopped(vmi, name, *restart, why.clone()));
     }
     if let Some(error) = last_available_node(node, objects.nodes) {
         acted.stuck.push(error);
         return acted;
     }
     for vmi in on_node {
-        let name = vm_name(vmi);
-        if stop.contains_key(&name) {
+        if stop.contains_key(&VmRef::owner_of(vmi)) {
             continue;
         }
         acted.vms.push(drained(
@@ -96,24 +95,23 @@ pub fn forced(
     node: &str,
     objects: &Objects,
     index: &Index,
-    found: &BTreeMap<String, Vec<String>>,
+    found: &BTreeMap<String, Vec<VmRef>>,
     predict: &dyn Fn(&Value) -> Assessment,
 ) -> Acted {
     let mut acted = Acted::default();
     // getUniqueVMSfromConditionMap (ND:508-516): sorted, deduplicated.
-    let mut keys: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut keys: BTreeMap<VmRef, Vec<&str>> = BTreeMap::new();
     for (reason, vms) in found {
         for vm in vms {
-            keys.entry(vm.as_str()).or_default().push(reason.as_str());
+            keys.entry(*vm).or_default().push(reason.as_str());
         }
     }
-    let names: Vec<String> = keys.keys().map(|k| (*k).to_owned()).collect();
+    let names: Vec<VmRef> = keys.keys().copied().collect();
     let error = stop_vms(&names, index);
     let stopped_count = error.as_ref().map_or(names.len(), |(at, _)| *at);
     for (name, reasons) in keys.iter().take(stopped_count) {
-        let (namespace, vm_name) = name.split_once('/').unwrap_or(("", name));
-        let vm = index.vm(namespace, vm_name);
-        let vmi = index.vmi(namespace, vm_name);
+        let vm = index.vm(name.namespace, name.name);
+        let vmi = index.vmi(name.namespace, name.name);
         let mut reasons_unique: Vec<&str> = reasons.clone();
         reasons_unique.dedup();
         let (restart, why) = match vm.and_then(|vm| stale_restart(node, vm)) {
@@ -124,8 +122,8 @@ pub fn forced(
             ),
         };
         acted.vms.push(VmOutcome {
-            namespace: namespace.to_owned(),
-            name: vm_name.to_owned(),
+            namespace: name.namespace.to_owned(),
+            name: name.name.to_owned(),
             node: vmi.and_then(vmi_node).map(str::to_owned),
             outcome: DrainOutcome::ShutDown,
             restart: Some(restart),
@@ -148,7 +146,7 @@ pub fn forced(
         return acted;
     }
     for vmi in index.vmis_on(node) {
-        if keys.contains_key(vm_name(vmi).as_str()) || keys.contains_key(namespaced(vmi).as_str()) {
+        if keys.contains_key(&VmRef::owner_of(vmi)) || keys.contains_key(&VmRef::of(vmi)) {
             continue;
         }
         acted.vms.push(drained(
@@ -167,10 +165,9 @@ pub fn forced(
 /// reconcile (its NotFound is wrapped with `%v`, ND:239, so ND:205 does not skip it), as does a
 /// VM with both `spec.running` and `spec.runStrategy`. The first failure: its position in
 /// `names` (the ones before it are stopped on every retry) and why.
-pub(crate) fn stop_vms(names: &[String], index: &Index) -> Option<(usize, String)> {
+pub(crate) fn stop_vms(names: &[VmRef], index: &Index) -> Option<(usize, String)> {
     for (at, name) in names.iter().enumerate() {
-        let (namespace, vm_name) = name.split_once('/').unwrap_or(("", name));
-        match index.vm(namespace, vm_name) {
+        match index.vm(name.namespace, name.name) {
             None => {
                 return Some((
                     at,
@@ -272,11 +269,10 @@ pub(crate) fn stale_restart(node: &str, vm: &Value) -> Option<(Restart, String)>
     ))
 }
 
-pub(crate) fn stopped(vmi: &Value, name: &str, restart: Restart, why: String) -> VmOutcome {
-    let (namespace, vm_name) = name.split_once('/').unwrap_or(("", name));
+pub(crate) fn stopped(vmi: &Value, vm: VmRef, restart: Restart, why: String) -> VmOutcome {
     VmOutcome {
-        namespace: namespace.to_owned(),
-        name: vm_name.to_owned(),
+        namespace: vm.namespace.to_owned(),
+        name: vm.name.to_owned(),
         node: vmi_node(vmi).map(str::to_owned),
         outcome: DrainOutcome::ShutDown,
         restart: Some(restart),
@@ -303,95 +299,44 @@ pub(crate) fn drained(
     predict: &dyn Fn(&Value) -> Assessment,
     notes: &mut Vec<String>,
 ) -> VmOutcome {
-    let namespace = namespace_of(vmi);
-    let name = vm_name(vmi);
-    let (_, short) = name.split_once('/').unwrap_or(("", &name));
-    let vm = owner_vm(vmi).and_then(|owner| index.vm(namespace, owner));
+    let owner = VmRef::owner_of(vmi);
+    let vm = owner_vm(vmi).and_then(|name| index.vm(owner.namespace, name));
     let mut outcome = VmOutcome {
-        namespace: namespace.to_owned(),
-        name: short.to_owned(),
+        namespace: owner.namespace.to_owned(),
+        name: owner.name.to_owned(),
         node: Some(node.to_owned()),
         outcome: DrainOutcome::Migrate,
         restart: None,
         reasons: Vec::new(),
         warnings: Vec::new(),
     };
-    let empty = Object::new();
-    let pod = index.launcher_pod(vmi, node);
-    let pod_labels = match pod {
-        Some(pod) => pod
-            .pointer("/metadata/labels")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty),
-        None => {
-            outcome.warnings.push(
-                "launcher Pod not in the objects: its labels taken from the VMI's".to_owned(),
-            );
-            vmi.pointer("/metadata/labels")
-                .and_then(Value::as_object)
-                .unwrap_or(&empty)
-        }
-    };
+    let pod_labels = launcher_labels(vmi, index.launcher_pod(vmi, node), &mut outcome.warnings);
     if drain_action(pod_labels) == DrainAction::Skip {
-        let pod_label = pod_labels
-            .get(DEFAULT_LABEL_KEY)
-            .and_then(Value::as_str)
-            .unwrap_or_default();
         outcome.outcome = DrainOutcome::Blocks;
-        // Not forced, a Shutdown-family VMI label has been stopped already: only forced gets here.
-        let why = match label_of(vmi) {
-            Some(vmi_label) if is_shutdown_family(vmi_label) => format!(
-                "forced: Harvester stops no Shutdown-family VM (VMI label {vmi_label}), and the drain skips its Pod (label {pod_label}): it stays on the node"
-            ),
-            vmi_label => format!(
-                "the drain skips its Pod (Pod label {pod_label}) but Harvester does not stop it (VMI label {}): it stays on the node",
-                vmi_label.unwrap_or("<unset>")
-            ),
-        };
-        outcome.reasons.push(why);
+        outcome.reasons.push(skipped(vmi, pod_labels));
         return outcome;
     }
-    let mut non_migratable = Vec::new();
-    let mut has_condition = false;
-    for condition in conditions(vmi) {
-        if condition.get("type").and_then(Value::as_str) == Some("LiveMigratable") {
-            has_condition = true;
-            if condition.get("status").and_then(Value::as_str) == Some("False") {
-                let reason = condition
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                non_migratable.push(format!("LiveMigratable=False ({reason})"));
-            }
-        }
-    }
+    let (has_condition, non_migratable) = live_migratable(vmi);
     let assessment = vm.map(predict);
-    if !has_condition {
-        let reasons = assessment
-            .as_ref()
-            .map(|a| a.reasons.clone())
-            .unwrap_or_default();
-        if !reasons.is_empty() {
-            outcome.warnings.push(format!(
-                "predicted: no LiveMigratable condition, Harvester counts it as migratable; the policy predicts it cannot live-migrate ({})",
-                reasons.join(", ")
-            ));
-        }
+    let predicted = assessment.as_ref().map_or(&[][..], |a| &a.reasons[..]);
+    if !has_condition && !predicted.is_empty() {
+        outcome.warnings.push(format!(
+            "predicted: no LiveMigratable condition, Harvester counts it as migratable; the policy predicts it cannot live-migrate ({})",
+            reason::join(predicted, ", ")
+        ));
     }
-    let own = vmi
+    let strategy = match vmi
         .pointer("/spec/evictionStrategy")
-        .and_then(Value::as_str);
-    let strategy = own
-        .map(str::to_owned)
-        .or_else(|| {
-            assessment
-                .as_ref()
-                .and_then(|a| a.eviction_strategy.clone())
-        })
-        .unwrap_or_else(|| "None".to_owned());
+        .and_then(Value::as_str)
+    {
+        Some(own) => EvictionStrategy::parse(own),
+        None => assessment
+            .and_then(|a| a.eviction_strategy)
+            .unwrap_or(EvictionStrategy::None),
+    };
     if vm.is_none() {
         notes.push(format!(
-            "{namespace}/{short}: no VirtualMachine owns the VMI, its eviction strategy read from the VMI only"
+            "{owner}: no VirtualMachine owns the VMI, its eviction strategy read from the VMI only"
         ));
     }
     let decision = drain_outcome(
@@ -408,4 +353,62 @@ pub(crate) fn drained(
             .push("the drain times out after 240 s and the controller retries forever".to_owned());
     }
     outcome
+}
+
+/// The labels the drain filter reads: the launcher Pod's, else (with a warning) the VMI's.
+fn launcher_labels<'v>(
+    vmi: &'v Value,
+    pod: Option<&'v Value>,
+    warnings: &mut Vec<String>,
+) -> &'v Object {
+    static EMPTY: std::sync::OnceLock<Object> = std::sync::OnceLock::new();
+    let labels = match pod {
+        Some(pod) => pod.pointer("/metadata/labels"),
+        None => {
+            warnings.push(
+                "launcher Pod not in the objects: its labels taken from the VMI's".to_owned(),
+            );
+            vmi.pointer("/metadata/labels")
+        }
+    };
+    labels
+        .and_then(Value::as_object)
+        .unwrap_or_else(|| EMPTY.get_or_init(Object::new))
+}
+
+/// Why a VMI whose Pod the drain filter skips stays on the node.
+fn skipped(vmi: &Value, pod_labels: &Object) -> String {
+    let pod_label = pod_labels
+        .get(DEFAULT_LABEL_KEY)
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    // Not forced, a Shutdown-family VMI label has been stopped already: only forced gets here.
+    match label_of(vmi) {
+        Some(vmi_label) if is_shutdown_family(vmi_label) => format!(
+            "forced: Harvester stops no Shutdown-family VM (VMI label {vmi_label}), and the drain skips its Pod (label {pod_label}): it stays on the node"
+        ),
+        vmi_label => format!(
+            "the drain skips its Pod (Pod label {pod_label}) but Harvester does not stop it (VMI label {}): it stays on the node",
+            vmi_label.unwrap_or("<unset>")
+        ),
+    }
+}
+
+/// Whether the VMI has a `LiveMigratable` condition, and each `False` one's reason in words.
+fn live_migratable(vmi: &Value) -> (bool, Vec<String>) {
+    let mut has_condition = false;
+    let mut non_migratable = Vec::new();
+    for condition in conditions(vmi) {
+        if condition.get("type").and_then(Value::as_str) == Some("LiveMigratable") {
+            has_condition = true;
+            if condition.get("status").and_then(Value::as_str) == Some("False") {
+                let reason = condition
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                non_migratable.push(format!("LiveMigratable=False ({reason})"));
+            }
+        }
+    }
+    (has_condition, non_migratable)
 }

@@ -4,7 +4,58 @@ use super::outcome::*;
 use crate::Object;
 use crate::drain::DEFAULT_LABEL_KEY;
 use serde_json::Value;
+use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::fmt;
+
+/// A VM (or a VMI) by namespace and name. `Display` writes `namespace/name`, the way Harvester
+/// keys and lists VMs, and the order is that string's order (Harvester sorts the strings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VmRef<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+}
+
+impl<'a> VmRef<'a> {
+    /// The object's own namespace and name.
+    pub fn of(object: &'a Value) -> VmRef<'a> {
+        VmRef {
+            namespace: namespace_of(object),
+            name: name_of(object),
+        }
+    }
+
+    /// A VMI's owner VM (`findVM`), or the VMI itself when it has none.
+    pub fn owner_of(vmi: &'a Value) -> VmRef<'a> {
+        VmRef {
+            namespace: namespace_of(vmi),
+            name: owner_vm(vmi).unwrap_or(name_of(vmi)),
+        }
+    }
+
+    fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        let slash = std::iter::once(b'/');
+        self.namespace.bytes().chain(slash).chain(self.name.bytes())
+    }
+}
+
+impl Ord for VmRef<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.bytes().cmp(other.bytes())
+    }
+}
+
+impl PartialOrd for VmRef<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for VmRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Lookups.
@@ -88,10 +139,6 @@ pub(crate) fn namespace_of(object: &Value) -> &str {
         .unwrap_or_default()
 }
 
-pub(crate) fn namespaced(object: &Value) -> String {
-    format!("{}/{}", namespace_of(object), name_of(object))
-}
-
 pub(crate) fn labels_of(object: &Value) -> Option<&Object> {
     object
         .pointer("/metadata/labels")
@@ -152,11 +199,28 @@ pub(crate) fn owner_vm(vmi: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-/// `namespace/<owner VM>`, or `namespace/<VMI>` for a VMI without one.
-pub(crate) fn vm_name(vmi: &Value) -> String {
-    format!(
-        "{}/{}",
-        namespace_of(vmi),
-        owner_vm(vmi).unwrap_or(name_of(vmi))
-    )
+#[cfg(test)]
+mod tests {
+    use super::VmRef;
+
+    #[test]
+    fn vm_refs_sort_as_harvester_sorts_their_strings() {
+        let refs = [
+            ("a", "x"),
+            ("a-b", "x"),
+            ("a", "x-1"),
+            ("ab", "a"),
+            ("a", ""),
+        ];
+        let mut typed: Vec<VmRef> = refs
+            .iter()
+            .map(|(namespace, name)| VmRef { namespace, name })
+            .collect();
+        let mut strings: Vec<String> = typed.iter().map(ToString::to_string).collect();
+        typed.sort();
+        strings.sort();
+        let shown: Vec<String> = typed.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, strings);
+        assert_eq!(strings, ["a-b/x", "a/", "a/x", "a/x-1", "ab/a"]);
+    }
 }

@@ -54,11 +54,11 @@ pub fn control_plane(nodes: &[Value], node: &Value) -> Option<Refusal> {
 /// `LiveMigratable=False` VMI on the node (overwriting, ND:383-385), then
 /// `NodeSchedulingRequirementsNotMet`. An `Err` is what makes Harvester's function fail (the
 /// controller then retries forever).
-pub fn non_migratable(
+pub fn non_migratable<'a>(
     node: &str,
-    objects: &Objects,
-    index: &Index,
-) -> Result<BTreeMap<String, Vec<String>>, String> {
+    objects: &Objects<'a>,
+    index: &Index<'a>,
+) -> Result<BTreeMap<String, Vec<VmRef<'a>>>, String> {
     let mut found = BTreeMap::new();
     if let Some(longhorn) = objects.longhorn {
         let vms = last_healthy_replica(node, longhorn, index)?;
@@ -81,13 +81,16 @@ pub fn non_migratable(
 }
 
 /// The refusal (ND:122-135): one entry per key, sorted by key.
-pub(crate) fn refusals(found: &BTreeMap<String, Vec<String>>) -> Vec<Refusal> {
+pub(crate) fn refusals(found: &BTreeMap<String, Vec<VmRef>>) -> Vec<Refusal> {
     found
         .iter()
-        .map(|(reason, vms)| Refusal {
-            reason: reason.clone(),
-            vms: vms.clone(),
-            message: format!("{} cannot be migrated due to {reason}", vms.join(",")),
+        .map(|(reason, vms)| {
+            let vms: Vec<String> = vms.iter().map(ToString::to_string).collect();
+            Refusal {
+                reason: reason.clone(),
+                message: format!("{} cannot be migrated due to {reason}", vms.join(",")),
+                vms,
+            }
         })
         .collect()
 }
@@ -95,8 +98,8 @@ pub(crate) fn refusals(found: &BTreeMap<String, Vec<String>>) -> Vec<Refusal> {
 /// `IdentifyNonMigratableVMS` (ND:411-423): VMIs with a `LiveMigratable` condition whose status
 /// is exactly `False`, by the condition's reason verbatim (possibly `""`). No condition, or
 /// `Unknown`, is migratable.
-pub fn live_migratable_false(vmis: &[&Value]) -> BTreeMap<String, Vec<String>> {
-    let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();
+pub fn live_migratable_false<'a>(vmis: &[&'a Value]) -> BTreeMap<String, Vec<VmRef<'a>>> {
+    let mut found: BTreeMap<String, Vec<VmRef<'a>>> = BTreeMap::new();
     for vmi in vmis {
         for condition in conditions(vmi) {
             if condition.get("type").and_then(Value::as_str) == Some("LiveMigratable")
@@ -109,7 +112,7 @@ pub fn live_migratable_false(vmis: &[&Value]) -> BTreeMap<String, Vec<String>> {
                 found
                     .entry(reason.to_owned())
                     .or_default()
-                    .push(namespaced(vmi));
+                    .push(VmRef::of(vmi));
             }
         }
     }
@@ -120,11 +123,11 @@ pub fn live_migratable_false(vmis: &[&Value]) -> BTreeMap<String, Vec<String>> {
 /// no other node that is Ready and not `spec.unschedulable` matches the required node affinity
 /// and then the `nodeSelector` (exact values). Nothing else is considered: taints, resources,
 /// pod affinity. An affinity that cannot be parsed is an `Err` (ND:453-456).
-pub fn scheduling_not_met(
+pub fn scheduling_not_met<'a>(
     node: &str,
     nodes: &[Value],
-    vmis: &[&Value],
-) -> Result<Vec<String>, String> {
+    vmis: &[&'a Value],
+) -> Result<Vec<VmRef<'a>>, String> {
     let candidates: Vec<&Value> = nodes
         .iter()
         .filter(|n| name_of(n) != node && node_ready(n))
@@ -144,7 +147,7 @@ pub fn scheduling_not_met(
                 let matched = node_affinity_matches(required, candidate).map_err(|e| {
                     format!(
                         "{}: error generating nodeAffinitySelector: {e}",
-                        namespaced(vmi)
+                        VmRef::of(vmi)
                     )
                 })?;
                 if !matched {
@@ -162,12 +165,12 @@ pub fn scheduling_not_met(
             parse_node_selector(required).map_err(|e| {
                 format!(
                     "{}: error generating nodeAffinitySelector: {e}",
-                    namespaced(vmi)
+                    VmRef::of(vmi)
                 )
             })?;
         }
         if !any {
-            found.push(namespaced(vmi));
+            found.push(VmRef::of(vmi));
         }
     }
     Ok(found)
@@ -191,11 +194,11 @@ pub fn node_ready(node: &Value) -> bool {
 /// `VirtualMachineInstance` names a VMI (any node), reported as its owner VM. A selected volume
 /// missing from `volumes`, a workload VMI missing, or a VMI without a `kubevirt.io/v1`
 /// VirtualMachine owner is an `Err` (Harvester's function fails, ND:286-289, 341-345, 361-364).
-pub fn last_healthy_replica(
+pub fn last_healthy_replica<'a>(
     node: &str,
-    longhorn: Longhorn,
-    index: &Index,
-) -> Result<Vec<String>, String> {
+    longhorn: Longhorn<'a>,
+    index: &Index<'a>,
+) -> Result<Vec<VmRef<'a>>, String> {
     // volume → (started replicas, a started one on the node); BTreeMap: a stable order.
     let mut volumes: BTreeMap<&str, (usize, bool)> = BTreeMap::new();
     for replica in longhorn.replicas {
@@ -244,7 +247,10 @@ pub fn last_healthy_replica(
             })?;
             let owner =
                 owner_vm(vmi).ok_or_else(|| format!("no valid VM owner found for VMI {name}"))?;
-            found.push(format!("{namespace}/{owner}"));
+            found.push(VmRef {
+                namespace,
+                name: owner,
+            });
         }
     }
     Ok(found)
