@@ -59,6 +59,14 @@ impl Reason {
             detail: detail.into(),
         }
     }
+
+    /// `Kind: detail` appended to `text` (what `Display` writes, without the formatting machinery
+    /// in the module).
+    fn write_to(&self, text: &mut String) {
+        text.push_str(self.kind.as_str());
+        text.push_str(": ");
+        text.push_str(&self.detail);
+    }
 }
 
 impl fmt::Display for Reason {
@@ -75,13 +83,12 @@ impl serde::Serialize for Reason {
 
 /// The reasons as one text, `separator` between them.
 pub fn join(reasons: &[Reason], separator: &str) -> String {
-    use fmt::Write;
     let mut text = String::new();
     for (at, reason) in reasons.iter().enumerate() {
         if at > 0 {
             text.push_str(separator);
         }
-        let _ = write!(text, "{reason}");
+        reason.write_to(&mut text);
     }
     text
 }

@@ -121,11 +121,11 @@ impl serde::Serialize for EvictionStrategy {
 }
 
 pub fn is_maintenance_strategy(name: &str) -> bool {
-    MaintenanceStrategy::parse(name).is_some()
+    MAINTENANCE_STRATEGIES.contains(&name)
 }
 
 pub fn is_eviction_strategy(name: &str) -> bool {
-    EvictionStrategy::parse(name).is_known()
+    EVICTION_STRATEGIES.contains(&name)
 }
 
 /// Whether `name` is a strategy under which a drain shuts the VM down instead of evicting it.
