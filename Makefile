@@ -156,6 +156,24 @@ audit:
 	@$(MAKE) -s --no-print-directory policy.wasm >&2
 	@$(CARGO) run -q -p drain-preview -- $(FILES) $(ARGS)
 
+# The kubectl plugin (README "kubectl vm-maintenance"): `kubectl-vm_maintenance` in PREFIX/bin,
+# with the policy module built in, so that `kubectl vm-maintenance` works from any folder.
+PREFIX ?= $(HOME)/.local
+PLUGIN_VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' drain-preview/Cargo.toml | head -1)
+PLUGIN_ARCHIVE = target/kubectl-vm_maintenance-v$(PLUGIN_VERSION)-linux-amd64.tar.gz
+.PHONY: install-plugin plugin-archive
+install-plugin: policy.wasm
+	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) install --locked --path drain-preview --profile plugin \
+		--bin kubectl-vm_maintenance --root $(PREFIX) --force
+
+# The release archive krew downloads, and its sha256 into plugins/vm-maintenance.yaml.
+plugin-archive: policy.wasm
+	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) build --locked -p drain-preview --profile plugin --bin kubectl-vm_maintenance
+	tar -czf $(PLUGIN_ARCHIVE) -C target/plugin kubectl-vm_maintenance
+	sha=$$(sha256sum $(PLUGIN_ARCHIVE) | cut -d' ' -f1) && \
+		sed -i "s/sha256: .*/sha256: $$sha/" plugins/vm-maintenance.yaml
+	@echo "$(PLUGIN_ARCHIVE): upload it as the release's asset; plugins/vm-maintenance.yaml names its sha256"
+
 clean:
 	$(CARGO) clean
 	rm -f policy.wasm annotated-policy.wasm

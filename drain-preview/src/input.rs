@@ -3,6 +3,7 @@
 //! the file and, for a syntax error, the line and column.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -23,15 +24,54 @@ pub struct Dump {
     pub notes: Vec<String>,
 }
 
+/// Documents read from one place: a file, standard input (`-`), or a kind listed from the
+/// cluster; `name` is how notes and errors name it.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: String,
+    pub documents: Vec<Value>,
+}
+
+/// Every file's documents (`-`: standard input); the first unreadable or unparseable file is
+/// the error.
+pub fn read_sources(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, String> {
+    paths
+        .iter()
+        .map(|path| {
+            let path = path.as_ref();
+            Ok(Source {
+                name: path.display().to_string(),
+                documents: read_documents(path)?,
+            })
+        })
+        .collect()
+}
+
+/// The items of a source's documents that are objects: a `List`'s, an array's, or the document.
+pub fn items(source: &Source) -> impl Iterator<Item = &Value> {
+    source.documents.iter().flat_map(|document| match document {
+        Value::Array(items) => items.iter().collect::<Vec<_>>(),
+        Value::Object(map) => match map.get("items") {
+            Some(Value::Array(items)) => items.iter().collect(),
+            _ => vec![document],
+        },
+        _ => Vec::new(),
+    })
+}
+
 impl Dump {
     /// Reads every file; the first unreadable or unparseable one is the error.
     pub fn read(paths: &[impl AsRef<Path>]) -> Result<Dump, String> {
+        Ok(Dump::from_sources(&read_sources(paths)?))
+    }
+
+    /// The objects of every source, in order.
+    pub fn from_sources(sources: &[Source]) -> Dump {
         let mut dump = Dump::default();
         let mut seen: BTreeMap<(String, String), (usize, String)> = BTreeMap::new();
-        for path in paths {
-            let path = path.as_ref();
-            let shown = path.display().to_string();
-            for (i, object) in objects(read_documents(path)?).into_iter().enumerate() {
+        for source in sources {
+            let shown = source.name.clone();
+            for (i, object) in objects(source.documents.clone()).into_iter().enumerate() {
                 let Some(object) = object else {
                     dump.notes
                         .push(format!("{shown}: item {i} is not an object, ignored"));
@@ -70,7 +110,7 @@ impl Dump {
                 dump.kubevirts.len()
             ));
         }
-        Ok(dump)
+        dump
     }
 }
 
@@ -132,7 +172,15 @@ fn objects(documents: Vec<Value>) -> Vec<Option<Value>> {
 /// array, is an error.
 pub fn read_documents(path: &Path) -> Result<Vec<Value>, String> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
+    let text = if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("{shown}: {e}"))?;
+        text
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?
+    };
     let documents = parse(&text).map_err(|e| format!("{shown}:{e}"))?;
     if documents.is_empty() {
         return Err(format!("{shown}: no object in the file (it is empty)"));

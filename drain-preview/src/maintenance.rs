@@ -12,7 +12,7 @@ use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
 use crate::dump_cluster::{assess, dump_cluster};
-use crate::input::{Dump, read_documents};
+use crate::input::{Dump, Source, items};
 
 /// The kinds of the dump that only the maintenance preview reads.
 #[derive(Debug, Default)]
@@ -25,44 +25,26 @@ pub struct Extra {
 }
 
 impl Extra {
-    /// Reads `kubectl get nodes,vmi,pods -A -o json` and Longhorn's `volumes.longhorn.io`,
-    /// `replicas.longhorn.io` from the same files as the rest of the dump.
-    pub fn read(paths: &[impl AsRef<std::path::Path>]) -> Result<Extra, String> {
+    /// `kubectl get nodes,vmi,pods -A -o json` and Longhorn's `volumes.longhorn.io`,
+    /// `replicas.longhorn.io`, from the same sources as the rest of the dump.
+    pub fn from_sources(sources: &[Source]) -> Extra {
         let mut extra = Extra::default();
-        for path in paths {
-            for document in read_documents(path.as_ref())? {
-                let items = match document {
-                    Value::Array(items) => items,
-                    Value::Object(mut map) => match map.remove("items") {
-                        Some(Value::Array(items)) => items,
-                        _ => vec![Value::Object(map)],
-                    },
-                    _ => Vec::new(),
-                };
-                for item in items {
-                    let api_version = item.get("apiVersion").and_then(Value::as_str);
-                    let kind = item.get("kind").and_then(Value::as_str);
-                    let list = match (api_version, kind) {
-                        (Some("v1"), Some("Node")) => &mut extra.nodes,
-                        (Some("v1"), Some("Pod")) => &mut extra.pods,
-                        (Some(v), Some("VirtualMachineInstance"))
-                            if v.starts_with("kubevirt.io/") =>
-                        {
-                            &mut extra.vmis
-                        }
-                        (Some(v), Some("Volume")) if v.starts_with("longhorn.io/") => {
-                            &mut extra.volumes
-                        }
-                        (Some(v), Some("Replica")) if v.starts_with("longhorn.io/") => {
-                            &mut extra.replicas
-                        }
-                        _ => continue,
-                    };
-                    list.push(item);
+        for item in sources.iter().flat_map(items) {
+            let api_version = item.get("apiVersion").and_then(Value::as_str);
+            let kind = item.get("kind").and_then(Value::as_str);
+            let list = match (api_version, kind) {
+                (Some("v1"), Some("Node")) => &mut extra.nodes,
+                (Some("v1"), Some("Pod")) => &mut extra.pods,
+                (Some(v), Some("VirtualMachineInstance")) if v.starts_with("kubevirt.io/") => {
+                    &mut extra.vmis
                 }
-            }
+                (Some(v), Some("Volume")) if v.starts_with("longhorn.io/") => &mut extra.volumes,
+                (Some(v), Some("Replica")) if v.starts_with("longhorn.io/") => &mut extra.replicas,
+                _ => continue,
+            };
+            list.push(item.clone());
         }
-        Ok(extra)
+        extra
     }
 
     /// What the dump lacks, in words (never guessed).
@@ -105,12 +87,9 @@ pub struct Request<'a> {
 
 /// The preview's text and exit code (0 completes, 2 refused or never completes); `Err` for bad
 /// input (exit 1).
-pub fn run(
-    files: &[impl AsRef<std::path::Path>],
-    request: &Request,
-) -> Result<(String, u8), String> {
-    let dump = Dump::read(files)?;
-    let extra = Extra::read(files)?;
+pub fn run(sources: &[Source], request: &Request) -> Result<(String, u8), String> {
+    let dump = Dump::from_sources(sources);
+    let extra = Extra::from_sources(sources);
     if !extra.nodes.iter().any(|n| name_of(n) == request.node) {
         let known: Vec<&str> = extra.nodes.iter().map(name_of).collect();
         return Err(format!(

@@ -5,8 +5,7 @@ use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width, presets};
 use serde::Serialize;
 use serde_json::Value;
 
-use vm_maintenance_strategy::eviction::StrategySource as Source;
-use vm_maintenance_strategy::reason::{self, Reason};
+use vm_maintenance_strategy::reason::Reason;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
 
 /// One VM. Serialized as one element of `--output json`.
@@ -19,20 +18,39 @@ pub struct Row {
     pub label: Option<Value>,
     /// The same label in `spec.template.metadata.labels`: what the VMI and its Pod carry.
     pub template_label: Option<Value>,
+    /// Whether a VMI of the VM runs (then the VMI is judged, as KubeVirt does).
+    pub running: bool,
+    /// The node the VMI runs on.
+    pub node: Option<String>,
     pub eviction_strategy: Option<EvictionStrategy>,
-    pub eviction_strategy_source: Option<Source>,
-    /// Why the VM cannot live-migrate (empty: it can).
-    pub reasons: Vec<Reason>,
+    /// `vmi`, `vm`, `settings`, `cluster` or `default`.
+    pub eviction_strategy_source: Option<&'static str>,
+    /// Why the VM cannot live-migrate (empty: it can): the VMI's condition for a running VM,
+    /// the policy's reasons otherwise.
+    pub reasons: Vec<String>,
     /// `null` when the VM could not be judged (see `error`).
     pub outcome: Option<DrainOutcome>,
     /// The outcome in words.
     pub why: Option<String>,
+    /// For a running VM: what the policy predicts from the VM object, beside what the VMI says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<Prediction>,
     /// What the policy answers to a CREATE of this VM today.
     pub verdict: Option<Verdict>,
     /// What could not be checked.
     pub notes: Vec<String>,
     /// Why the VM could not be judged.
     pub error: Option<String>,
+}
+
+/// The policy's reading of a running VM's object: the strategy and reasons a VMI built now would
+/// have.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Prediction {
+    pub eviction_strategy: Option<EvictionStrategy>,
+    pub eviction_strategy_source: &'static str,
+    pub reasons: Vec<Reason>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -77,11 +95,14 @@ impl Row {
             name,
             label: None,
             template_label: None,
+            running: false,
+            node: None,
             eviction_strategy: None,
             eviction_strategy_source: None,
             reasons: Vec::new(),
             outcome: None,
             why: None,
+            prediction: None,
             verdict: None,
             notes: Vec::new(),
             error: None,
@@ -184,19 +205,23 @@ pub fn table(rows: &[Row], width: u16) -> String {
     }
     for row in rows {
         let strategy = match (&row.eviction_strategy, row.eviction_strategy_source) {
-            (Some(strategy), Some(source)) => format!("{strategy}\n({})", source.as_str()),
+            (Some(strategy), Some(source)) => format!("{strategy}\n({source})"),
             _ => String::new(),
         };
         let reasons = if row.reasons.is_empty() {
             "-".to_owned()
         } else {
-            reason::join(&row.reasons, "\n")
+            row.reasons.join("\n")
         };
         let outcome = row
             .outcome
             .map_or_else(|| "not judged".to_owned(), |o| o.to_string());
+        let vm = match &row.node {
+            Some(node) => format!("{}/{}\non {node}", row.namespace, row.name),
+            None => format!("{}/{}", row.namespace, row.name),
+        };
         table.add_row([
-            format!("{}/{}", row.namespace, row.name),
+            vm,
             labels_cell(row),
             strategy,
             reasons,

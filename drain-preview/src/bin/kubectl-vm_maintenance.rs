@@ -1,0 +1,195 @@
+//! `kubectl vm-maintenance`: the drain and Harvester maintenance previews as one kubectl plugin,
+//! on the live cluster (read, never written) or on saved objects (`-f FILE`, `-f -`).
+//!
+//! Exit code: 0 when nothing blocks (the drain completes, the maintenance completes), 2 when a
+//! VM would block the drain or the maintenance is refused or never completes, 1 on bad input (a
+//! file, a kubeconfig, an unreachable or refusing API server, settings the policy refuses).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+use drain_preview::dump_cluster::policy_settings;
+use drain_preview::input::{Source, read_sources};
+use drain_preview::live::{self, Target};
+use drain_preview::maintenance;
+use drain_preview::preview::{self, Options, print, read_settings, refused, table_width};
+use policy_host::PolicyHost;
+use serde_json::json;
+
+/// The module built into this binary (empty when it was built before `make policy.wasm`).
+const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/policy.wasm"));
+
+const PROGRAM: &str = "kubectl-vm_maintenance";
+
+/// Before a maintenance window: what a node drain or Harvester's maintenance mode will do with
+/// every VM, judged as KubeVirt and Harvester judge them, and what the vm-maintenance-strategy
+/// policy says about each VM.
+#[derive(Parser, Debug)]
+#[command(name = "kubectl vm-maintenance", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// What a node drain does with every VM (with NODE: only the VMs running there).
+    Drain {
+        /// Only the VMs whose VMI runs on this node.
+        node: Option<String>,
+    },
+    /// What Harvester's maintenance mode does on NODE: refused, completes, never completes.
+    Maintenance {
+        node: String,
+        /// The maintenance dialog's "Force" checkbox.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(ClapArgs, Debug)]
+struct Common {
+    /// Objects to read instead of the cluster (JSON or YAML, a List or objects); `-` is
+    /// standard input. Repeatable.
+    #[arg(short = 'f', long = "filename", value_name = "FILE", global = true)]
+    files: Vec<PathBuf>,
+    /// The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster config).
+    #[arg(long, value_name = "FILE", global = true)]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context.
+    #[arg(long, value_name = "NAME", global = true)]
+    context: Option<String>,
+    /// Only the VMs of this namespace (the drain; maintenance reads every namespace).
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "NAMESPACE",
+        global = true,
+        conflicts_with = "all_namespaces"
+    )]
+    namespace: Option<String>,
+    /// Every namespace (the default).
+    #[arg(short = 'A', long, global = true)]
+    all_namespaces: bool,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = Format::Table, global = true)]
+    output: Format,
+    /// Policy settings (JSON or YAML), or a ClusterAdmissionPolicy / AdmissionPolicy manifest.
+    #[arg(long, value_name = "FILE", global = true)]
+    settings: Option<PathBuf>,
+    /// A controller evacuates VMIs with the `External` eviction strategy.
+    #[arg(long, global = true)]
+    external_controller: bool,
+    /// Judge with another module: a file, or `registry://HOST/REPO:TAG` (pulled).
+    #[arg(long, value_name = "FILE|registry://REF", global = true)]
+    policy: Option<String>,
+    /// A registry host of `--policy registry://` reached over plain HTTP. Repeatable.
+    #[arg(long, value_name = "HOST", global = true)]
+    insecure_registry: Vec<String>,
+    /// Table width in columns. Default: the terminal's, else 120.
+    #[arg(long, value_name = "COLUMNS", global = true)]
+    width: Option<u16>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(message) => {
+            eprintln!("{PROGRAM}: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<u8, String> {
+    let common = &cli.common;
+    let settings = match &common.settings {
+        Some(path) => read_settings(path)?,
+        None => json!({}),
+    };
+    let json = common.output == Format::Json;
+    let width = table_width(common.width);
+    let (text, code) = match &cli.command {
+        Command::Maintenance { node, force } => {
+            let policy =
+                policy_settings(&settings).map_err(|e| refused(common.settings.as_deref(), &e))?;
+            let sources = sources(common, None)?;
+            let request = maintenance::Request {
+                node,
+                force: *force,
+                settings: &policy,
+                external_controller: common.external_controller,
+                json,
+                width,
+            };
+            maintenance::run(&sources, &request)?
+        }
+        Command::Drain { node } => {
+            let sources = sources(common, common.namespace.as_deref())?;
+            let host = module(common.policy.as_deref(), &common.insecure_registry)?;
+            let options = Options {
+                settings: &settings,
+                settings_path: common.settings.as_deref(),
+                external_controller: common.external_controller,
+                json,
+                width,
+                program: PROGRAM,
+                node: node.as_deref(),
+                namespace: common.namespace.as_deref(),
+            };
+            preview::drain(&sources, &host, &options)?
+        }
+    };
+    print(&text);
+    Ok(code)
+}
+
+/// The files, else the live cluster (listed in `namespace` where a kind allows).
+fn sources(common: &Common, namespace: Option<&str>) -> Result<Vec<Source>, String> {
+    if !common.files.is_empty() {
+        return read_sources(&common.files);
+    }
+    let target = Target {
+        kubeconfig: common.kubeconfig.clone(),
+        context: common.context.clone(),
+        namespace: namespace.map(str::to_owned),
+    };
+    let (sources, notes) = live::read(&target)?;
+    for note in notes {
+        eprintln!("{PROGRAM}: note: {note}");
+    }
+    Ok(sources)
+}
+
+/// The embedded module, a file, or a module pulled from a registry.
+fn module(policy: Option<&str>, insecure: &[String]) -> Result<PolicyHost, String> {
+    let loaded = match policy {
+        None if EMBEDDED.is_empty() => {
+            return Err(
+                "this build embeds no policy module (build it with `make install-plugin`); use --policy FILE"
+                    .to_owned(),
+            );
+        }
+        None => PolicyHost::from_bytes(EMBEDDED),
+        Some(reference) if reference.starts_with("registry://") => {
+            let reference = policy_tools::oci::parse_reference(reference)
+                .map_err(|e| format!("--policy {reference}: {e}"))?;
+            let pulled = policy_tools::oci::Registry::new(insecure)
+                .pull(&reference)
+                .map_err(|e| format!("--policy {reference}: {e}"))?;
+            PolicyHost::from_bytes(&pulled.module)
+        }
+        Some(path) => PolicyHost::load(std::path::Path::new(path)),
+    };
+    loaded.map_err(|e| format!("--policy: {e}"))
+}

@@ -1,0 +1,245 @@
+//! The live cluster as sources: exactly the kinds the previews read, listed (never watched, never
+//! written) through the Kubernetes API with the user's kubeconfig or the in-cluster config. A
+//! kind whose CRD is missing or that the user may not list is one note, and what needs it is
+//! then not checked; a bad kubeconfig, refused credentials or an unreachable server is an error.
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use serde_json::Value;
+
+use crate::input::Source;
+
+/// One kind to list: its API group/version, kind, resource, whether it is namespaced, a label
+/// selector, and a fixed namespace (Longhorn's objects live in `longhorn-system`).
+struct Kind {
+    api_version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+    selector: Option<&'static str>,
+    namespace: Option<&'static str>,
+    /// Listed in every namespace whatever `-n` says (the KubeVirt CR, what a node runs).
+    cluster_wide: bool,
+}
+
+const fn kind(api_version: &'static str, kind: &'static str, plural: &'static str) -> Kind {
+    Kind {
+        api_version,
+        kind,
+        plural,
+        namespaced: true,
+        selector: None,
+        namespace: None,
+        cluster_wide: false,
+    }
+}
+
+const INSTANCETYPES: &str = "instancetype.kubevirt.io/v1beta1";
+
+/// What the previews read, in this order.
+const KINDS: [Kind; 12] = [
+    Kind {
+        cluster_wide: true,
+        ..kind("kubevirt.io/v1", "KubeVirt", "kubevirts")
+    },
+    kind("kubevirt.io/v1", "VirtualMachine", "virtualmachines"),
+    kind(
+        "kubevirt.io/v1",
+        "VirtualMachineInstance",
+        "virtualmachineinstances",
+    ),
+    Kind {
+        selector: Some("kubevirt.io=virt-launcher"),
+        ..kind("v1", "Pod", "pods")
+    },
+    Kind {
+        namespaced: false,
+        ..kind("v1", "Node", "nodes")
+    },
+    kind("v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
+    Kind {
+        namespaced: false,
+        ..kind(
+            INSTANCETYPES,
+            "VirtualMachineClusterInstancetype",
+            "virtualmachineclusterinstancetypes",
+        )
+    },
+    kind(
+        INSTANCETYPES,
+        "VirtualMachineInstancetype",
+        "virtualmachineinstancetypes",
+    ),
+    Kind {
+        namespaced: false,
+        ..kind(
+            INSTANCETYPES,
+            "VirtualMachineClusterPreference",
+            "virtualmachineclusterpreferences",
+        )
+    },
+    kind(
+        INSTANCETYPES,
+        "VirtualMachinePreference",
+        "virtualmachinepreferences",
+    ),
+    Kind {
+        namespace: Some("longhorn-system"),
+        ..kind("longhorn.io/v1beta2", "Volume", "volumes")
+    },
+    Kind {
+        namespace: Some("longhorn-system"),
+        ..kind("longhorn.io/v1beta2", "Replica", "replicas")
+    },
+];
+
+/// Where the cluster is and who asks.
+#[derive(Debug, Default, Clone)]
+pub struct Target {
+    pub kubeconfig: Option<std::path::PathBuf>,
+    pub context: Option<String>,
+    /// `None`: every namespace.
+    pub namespace: Option<String>,
+}
+
+/// Every kind of [`KINDS`] as a source named `cluster: KIND`, and the notes on what could not
+/// be listed.
+pub fn read(target: &Target) -> Result<(Vec<Source>, Vec<String>), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(read_async(target))
+}
+
+async fn config(target: &Target) -> Result<Config, String> {
+    let options = KubeConfigOptions {
+        context: target.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    match &target.kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .map_err(|e| format!("kubeconfig {}: {e}", path.display()))?;
+            Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(|e| format!("kubeconfig {}: {e}", path.display()))
+        }
+        None if target.context.is_some() => Config::from_kubeconfig(&options)
+            .await
+            .map_err(|e| format!("kubeconfig: {e}")),
+        None => Config::infer().await.map_err(|e| {
+            format!("no cluster configuration (KUBECONFIG, ~/.kube/config or in-cluster): {e}")
+        }),
+    }
+}
+
+async fn read_async(target: &Target) -> Result<(Vec<Source>, Vec<String>), String> {
+    let config = config(target).await?;
+    let server = config.cluster_url.to_string();
+    let client = Client::try_from(config).map_err(|e| format!("{server}: {e}"))?;
+    let mut sources = Vec::new();
+    let mut notes = Vec::new();
+    for kind in &KINDS {
+        let path = list_path(kind, target.namespace.as_deref());
+        let request = http::Request::get(&path)
+            .body(Vec::new())
+            .map_err(|e| e.to_string())?;
+        match client.request::<Value>(request).await {
+            Ok(list) => sources.push(Source {
+                name: format!("cluster: {}", kind.plural),
+                documents: vec![typed(list, kind)],
+            }),
+            Err(kube::Error::Api(status)) if matches!(status.code, 403 | 404) => {
+                notes.push(match status.code {
+                    404 => format!(
+                        "{} ({}): not served by this cluster, what needs it is not checked",
+                        kind.plural, kind.api_version
+                    ),
+                    _ => format!(
+                        "{} ({}): listing is forbidden for this user, what needs it is not checked",
+                        kind.plural, kind.api_version
+                    ),
+                });
+            }
+            Err(kube::Error::Api(status)) if status.code == 401 => {
+                return Err(format!(
+                    "{server}: the API server refused the credentials (401 Unauthorized)"
+                ));
+            }
+            Err(error) => return Err(format!("{server}: GET {path}: {error}")),
+        }
+    }
+    Ok((sources, notes))
+}
+
+/// The list path of a kind, in one namespace or all.
+fn list_path(kind: &Kind, namespace: Option<&str>) -> String {
+    let prefix = if kind.api_version == "v1" {
+        "/api/v1".to_owned()
+    } else {
+        format!("/apis/{}", kind.api_version)
+    };
+    let namespace = kind
+        .namespace
+        .or(namespace.filter(|_| kind.namespaced && !kind.cluster_wide));
+    let mut path = match namespace {
+        Some(namespace) => format!("{prefix}/namespaces/{namespace}/{}", kind.plural),
+        None => format!("{prefix}/{}", kind.plural),
+    };
+    if let Some(selector) = kind.selector {
+        path.push_str("?labelSelector=");
+        path.extend(url::form_urlencoded::byte_serialize(selector.as_bytes()));
+    }
+    path
+}
+
+/// The API server leaves `apiVersion` and `kind` out of a built-in list's items; the previews
+/// read them, so every item gets its kind's.
+fn typed(mut list: Value, kind: &Kind) -> Value {
+    if let Some(items) = list.get_mut("items").and_then(Value::as_array_mut) {
+        for item in items.iter_mut().filter_map(Value::as_object_mut) {
+            item.insert("apiVersion".to_owned(), Value::from(kind.api_version));
+            item.insert("kind".to_owned(), Value::from(kind.kind));
+        }
+    }
+    list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_paths() {
+        let by_plural = |plural: &str| KINDS.iter().find(|k| k.plural == plural);
+        let cases = [
+            ("kubevirts", Some("team"), "/apis/kubevirt.io/v1/kubevirts"),
+            (
+                "virtualmachines",
+                None,
+                "/apis/kubevirt.io/v1/virtualmachines",
+            ),
+            (
+                "virtualmachines",
+                Some("team"),
+                "/apis/kubevirt.io/v1/namespaces/team/virtualmachines",
+            ),
+            (
+                "pods",
+                None,
+                "/api/v1/pods?labelSelector=kubevirt.io%3Dvirt-launcher",
+            ),
+            ("nodes", Some("team"), "/api/v1/nodes"),
+            (
+                "volumes",
+                None,
+                "/apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes",
+            ),
+        ];
+        for (plural, namespace, want) in cases {
+            let kind = by_plural(plural).expect("a kind");
+            assert_eq!(list_path(kind, namespace), want, "{plural} {namespace:?}");
+        }
+    }
+}

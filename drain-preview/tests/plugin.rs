@@ -1,0 +1,385 @@
+//! `kubectl vm-maintenance` end to end, as the installed binary runs: the same answers from a
+//! file, from standard input and from the live cluster (a loopback HTTP server answering the
+//! Kubernetes API's list paths from a dump: there is no kube-apiserver to be had here), a
+//! running VM judged by its VMI, a bad kubeconfig, refused credentials, an unreachable server,
+//! and not one request that writes. The krew manifest's shape and version.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kubectl-vm_maintenance");
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn dump_path() -> PathBuf {
+    workspace().join("examples/cluster-maintenance-dump.json")
+}
+
+fn dump() -> Vec<Value> {
+    let text = std::fs::read_to_string(dump_path()).unwrap_or_default();
+    let list: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    list["items"].as_array().cloned().unwrap_or_default()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vm-maintenance-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
+
+/// Runs the plugin from `/` (it must work from any folder), `stdin` piped in.
+fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir("/")
+        .env_remove("KUBECONFIG")
+        .env("HOME", scratch("home"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{BIN}: {e}"));
+    if let Some(mut pipe) = child.stdin.take() {
+        let _ = pipe.write_all(stdin.unwrap_or_default());
+    }
+    child.wait_with_output().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn parsed(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            stderr(output)
+        )
+    })
+}
+
+/// The kind a list path names, with its namespace (`None`: all).
+fn kind_of(path: &str) -> Option<(&'static str, Option<String>)> {
+    let path = path.split('?').next().unwrap_or_default();
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let rest = match parts.as_slice() {
+        ["api", "v1", rest @ ..] => rest,
+        ["apis", _, _, rest @ ..] => rest,
+        _ => return None,
+    };
+    let (namespace, plural) = match rest {
+        ["namespaces", namespace, plural] => (Some((*namespace).to_owned()), *plural),
+        [plural] => (None, *plural),
+        _ => return None,
+    };
+    let kind = match plural {
+        "virtualmachines" => "VirtualMachine",
+        "virtualmachineinstances" => "VirtualMachineInstance",
+        "pods" => "Pod",
+        "nodes" => "Node",
+        "persistentvolumeclaims" => "PersistentVolumeClaim",
+        "kubevirts" => "KubeVirt",
+        "volumes" => "Volume",
+        "replicas" => "Replica",
+        _ => return None,
+    };
+    Some((kind, namespace))
+}
+
+/// A loopback API server: lists from `objects` (items without apiVersion and kind, as the API
+/// server writes a built-in list), 404 for any other path, `status` for every request when set.
+struct ApiServer {
+    url: String,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl ApiServer {
+    fn start(objects: Vec<Value>, status: Option<u16>) -> ApiServer {
+        let server = tiny_http::Server::http("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let url = format!("http://{}", server.server_addr());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for request in server.incoming_requests() {
+                let line = format!("{} {}", request.method(), request.url());
+                if let Ok(mut log) = log.lock() {
+                    log.push(line);
+                }
+                let (code, body) = answer(&objects, request.url(), status);
+                let header = tiny_http::Header::from_bytes("Content-Type", "application/json");
+                let mut response =
+                    tiny_http::Response::from_string(body.to_string()).with_status_code(code);
+                if let Ok(header) = header {
+                    response.add_header(header);
+                }
+                let _ = request.respond(response);
+            }
+        });
+        ApiServer { url, requests }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    fn kubeconfig(&self, dir: &Path) -> PathBuf {
+        let path = dir.join("kubeconfig");
+        let text = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {}\nusers:\n- name: test\n  user:\n    token: abc\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: test\ncurrent-context: test\n",
+            self.url
+        );
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        path
+    }
+}
+
+fn answer(objects: &[Value], url: &str, status: Option<u16>) -> (u16, Value) {
+    let failure = |code: u16, reason: &str| {
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": reason, "reason": reason, "code": code})
+    };
+    if let Some(code) = status {
+        return (code, failure(code, "Unauthorized"));
+    }
+    let Some((kind, namespace)) = kind_of(url) else {
+        return (404, failure(404, "NotFound"));
+    };
+    let items: Vec<Value> = objects
+        .iter()
+        .filter(|o| o["kind"] == kind)
+        .filter(|o| {
+            namespace
+                .as_deref()
+                .is_none_or(|n| o["metadata"]["namespace"] == n)
+        })
+        .map(|o| {
+            let mut item = o.clone();
+            if let Some(map) = item.as_object_mut() {
+                map.remove("apiVersion");
+                map.remove("kind");
+            }
+            item
+        })
+        .collect();
+    let list = json!({"apiVersion": "v1", "kind": format!("{kind}List"), "metadata": {"resourceVersion": "1"}, "items": items});
+    (200, list)
+}
+
+#[test]
+fn file_stdin_and_live_give_the_same_answers() {
+    let dir = scratch("same");
+    let server = ApiServer::start(dump(), None);
+    let kubeconfig = server.kubeconfig(&dir);
+    let kubeconfig = kubeconfig.to_string_lossy();
+    let text = std::fs::read(dump_path()).unwrap_or_default();
+    let file = dump_path();
+    let file = file.to_string_lossy();
+    for command in [
+        vec!["drain"],
+        vec!["drain", "harvester-node-2"],
+        vec!["maintenance", "harvester-node-2"],
+        vec!["maintenance", "harvester-node-2", "--force"],
+    ] {
+        let with = |extra: &[&str]| {
+            let mut args: Vec<&str> = command.clone();
+            args.extend(["-o", "json"]);
+            args.extend(extra);
+            args.into_iter().map(str::to_owned).collect::<Vec<String>>()
+        };
+        let args = with(&["-f", &file]);
+        let from_file = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+        let args = with(&["-f", "-"]);
+        let from_stdin = run(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            Some(&text),
+        );
+        let args = with(&["--kubeconfig", &kubeconfig]);
+        let live = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+        let answer = parsed(&from_file);
+        assert_eq!(answer, parsed(&from_stdin), "{command:?}: stdin");
+        assert_eq!(
+            answer,
+            parsed(&live),
+            "{command:?}: live\n{}",
+            stderr(&live)
+        );
+        assert_eq!(from_file.status.code(), live.status.code(), "{command:?}");
+        assert!(
+            matches!(live.status.code(), Some(0 | 2)),
+            "{command:?}: {}",
+            stderr(&live)
+        );
+    }
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    let writes: Vec<&String> = requests.iter().filter(|r| !r.starts_with("GET ")).collect();
+    assert!(writes.is_empty(), "{writes:?}");
+}
+
+#[test]
+fn a_running_vm_is_judged_by_its_vmi() {
+    let output = run(
+        &["drain", "-o", "json", "-f", &dump_path().to_string_lossy()],
+        None,
+    );
+    let rows = parsed(&output);
+    let rows = rows.as_array().cloned().unwrap_or_default();
+    assert!(!rows.is_empty(), "{}", stderr(&output));
+    let running: Vec<&Value> = rows.iter().filter(|r| r["running"] == true).collect();
+    assert!(!running.is_empty(), "no running VM in the sample");
+    for row in running {
+        for field in [
+            "namespace",
+            "name",
+            "node",
+            "outcome",
+            "evictionStrategy",
+            "evictionStrategySource",
+            "reasons",
+            "verdict",
+            "prediction",
+        ] {
+            assert!(!row[field].is_null(), "{field}: {row}");
+        }
+        let source = row["evictionStrategySource"].as_str().unwrap_or_default();
+        assert!(["vmi", "cluster", "default"].contains(&source), "{row}");
+    }
+    let node = run(
+        &[
+            "drain",
+            "harvester-node-2",
+            "-o",
+            "json",
+            "-f",
+            &dump_path().to_string_lossy(),
+        ],
+        None,
+    );
+    let on_node = parsed(&node);
+    for row in on_node.as_array().into_iter().flatten() {
+        assert_eq!(row["node"], "harvester-node-2", "{row}");
+    }
+}
+
+#[test]
+fn cluster_errors_are_clear() {
+    let dir = scratch("errors");
+    let bad = dir.join("bad-kubeconfig");
+    std::fs::write(&bad, "clusters: [").unwrap_or_else(|e| panic!("{e}"));
+    let refusing = ApiServer::start(Vec::new(), Some(401));
+    let unauthorized = refusing.kubeconfig(&scratch("401"));
+    let gone = ApiServer::start(Vec::new(), None);
+    let unreachable = gone.kubeconfig(&scratch("gone"));
+    let text = std::fs::read_to_string(&unreachable).unwrap_or_default();
+    std::fs::write(&unreachable, text.replace(&gone.url, "http://127.0.0.1:9"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cases = [
+        (
+            bad.clone(),
+            format!("kubectl-vm_maintenance: kubeconfig {}: ", bad.display()),
+        ),
+        (
+            unauthorized,
+            format!(
+                "kubectl-vm_maintenance: {}/: the API server refused the credentials (401 Unauthorized)",
+                refusing.url
+            ),
+        ),
+        (
+            unreachable,
+            "kubectl-vm_maintenance: http://127.0.0.1:9/: GET /apis/kubevirt.io/v1/kubevirts: "
+                .to_owned(),
+        ),
+    ];
+    for (kubeconfig, want) in cases {
+        let output = run(
+            &["drain", "--kubeconfig", &kubeconfig.to_string_lossy()],
+            None,
+        );
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        assert!(
+            stderr(&output).starts_with(&want),
+            "{}\nwant {want}",
+            stderr(&output)
+        );
+        assert!(output.stdout.is_empty());
+    }
+}
+
+#[test]
+fn a_missing_kind_is_one_note() {
+    let objects: Vec<Value> = dump()
+        .into_iter()
+        .filter(|o| o["kind"] != "Volume" && o["kind"] != "Replica")
+        .collect();
+    let server = ApiServer::start(objects, None);
+    let kubeconfig = server.kubeconfig(&scratch("missing"));
+    let output = run(
+        &[
+            "maintenance",
+            "harvester-node-2",
+            "-o",
+            "json",
+            "--kubeconfig",
+            &kubeconfig.to_string_lossy(),
+        ],
+        None,
+    );
+    assert!(
+        matches!(output.status.code(), Some(0 | 2)),
+        "{}",
+        stderr(&output)
+    );
+    let errors = stderr(&output);
+    assert!(errors.contains("note: virtualmachineclusterinstancetypes (instancetype.kubevirt.io/v1beta1): not served by this cluster, what needs it is not checked"), "{errors}");
+}
+
+#[test]
+fn krew_manifest() {
+    let path = workspace().join("plugins/vm-maintenance.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let manifest: Value = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        manifest["apiVersion"],
+        "krew.googlecontainertools.github.com/v1alpha2"
+    );
+    assert_eq!(manifest["kind"], "Plugin");
+    assert_eq!(manifest["metadata"]["name"], "vm-maintenance");
+    let version = format!("v{}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(manifest["spec"]["version"], version.as_str());
+    let platforms = manifest["spec"]["platforms"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(!platforms.is_empty());
+    for platform in platforms {
+        assert_eq!(platform["bin"], "kubectl-vm_maintenance", "{platform}");
+        let uri = platform["uri"].as_str().unwrap_or_default();
+        assert!(
+            uri.starts_with("https://") && uri.contains(&version),
+            "{uri}"
+        );
+        let sha = platform["sha256"].as_str().unwrap_or_default();
+        assert!(
+            sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit()),
+            "{sha}"
+        );
+        assert!(
+            platform["selector"]["matchLabels"]["os"].is_string(),
+            "{platform}"
+        );
+    }
+    for field in ["shortDescription", "description", "homepage"] {
+        assert!(manifest["spec"][field].is_string(), "{field}");
+    }
+}
