@@ -189,6 +189,7 @@ fn file_stdin_and_live_give_the_same_answers() {
         vec!["drain", "harvester-node-2"],
         vec!["maintenance", "harvester-node-2"],
         vec!["maintenance", "harvester-node-2", "--force"],
+        vec!["upgrade"],
     ] {
         let with = |extra: &[&str]| {
             let mut args: Vec<&str> = command.clone();
@@ -269,6 +270,57 @@ fn a_running_vm_is_judged_by_its_vmi() {
     for row in on_node.as_array().into_iter().flatten() {
         assert_eq!(row["node"], "harvester-node-2", "{row}");
     }
+}
+
+#[test]
+fn the_upgrade_preview_of_the_sample() {
+    let output = run(
+        &[
+            "upgrade",
+            "-o",
+            "json",
+            "-f",
+            &dump_path().to_string_lossy(),
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let got = parsed(&output);
+    assert_eq!(got["outcome"], "NeverCompletes");
+    let outcome = |name: &str| {
+        got["vmis"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|v| v["name"] == name)
+            .map(|v| v["outcome"].clone())
+    };
+    assert_eq!(outcome("nfv-router-01"), Some(json!("Blocks")), "{got}");
+    assert_eq!(outcome("ml-train-01"), Some(json!("Restart")), "{got}");
+    assert_eq!(outcome("web-01"), Some(json!("Migrate")), "{got}");
+    assert_eq!(got["migrations"], json!({"count": 9, "parallel": 5}));
+    assert_eq!(
+        got["evictions"],
+        json!({"count": 3, "batchSize": 10, "intervalSeconds": 60, "batches": 1, "minimumSeconds": 0})
+    );
+    let table = run(
+        &[
+            "upgrade",
+            "-f",
+            &dump_path().to_string_lossy(),
+            "--width",
+            "160",
+        ],
+        None,
+    );
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains(
+            "Outcome: NeverCompletes: outdatedVirtualMachineInstanceWorkloads never reaches 0."
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Migrations: 9 (at most 5 at a time). Evictions: 3 in 1 batches of 10 every 60 s (at least 0 s)."), "{text}");
 }
 
 #[test]

@@ -1,9 +1,11 @@
-//! `kubectl vm-maintenance`: the drain and Harvester maintenance previews as one kubectl plugin,
-//! on the live cluster (read, never written) or on saved objects (`-f FILE`, `-f -`).
+//! `kubectl vm-maintenance`: the drain, Harvester maintenance and KubeVirt upgrade previews as one
+//! kubectl plugin, on the live cluster (read, never written) or on saved objects (`-f FILE`,
+//! `-f -`).
 //!
-//! Exit code: 0 when nothing blocks (the drain completes, the maintenance completes), 2 when a
-//! VM would block the drain or the maintenance is refused or never completes, 1 on bad input (a
-//! file, a kubeconfig, an unreachable or refusing API server, settings the policy refuses).
+//! Exit code: 0 when nothing blocks (the drain, the maintenance, the upgrade's update completes);
+//! 2 when a VM would block the drain, the maintenance is refused or never completes, or the update
+//! never completes; 1 on bad input (a file, a kubeconfig, an unreachable or refusing API server,
+//! settings the policy refuses).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,6 +50,9 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// What KubeVirt's workload updater does with every running VMI after an upgrade, and
+    /// whether the update ever completes.
+    Upgrade,
 }
 
 #[derive(ClapArgs, Debug)]
@@ -133,6 +138,10 @@ fn run(cli: &Cli) -> Result<u8, String> {
                 width,
             };
             maintenance::run(&sources, &request)?
+        }
+        Command::Upgrade => {
+            let sources = sources(common, None)?;
+            drain_preview::upgrade::run(&sources, common.external_controller, json, width)?
         }
         Command::Drain { node } => {
             let sources = sources(common, common.namespace.as_deref())?;

@@ -1,0 +1,313 @@
+//! What KubeVirt's workload updater does with every running VMI after an upgrade, and whether the
+//! update ever completes (docs/rules.md, "KubeVirt upgrade"). Every running VMI is outdated after
+//! an upgrade (its launcher image is the old one).
+//!
+//! KubeVirt v1.9.0 `pkg/virt-controller/watch/workload-updater/workload-updater.go`:
+//! `getUpdateData` (366-428) puts a VMI in the migration list when `workloadUpdateMethods` holds
+//! `LiveMigrate` and the VMI is migratable, else in the eviction list when it holds `Evict`, else
+//! in neither; `sync` (460-560) starts at most `parallelMigrationsPerCluster` migrations at a time
+//! and evicts `batchEvictionSize` VMIs (default 10) every `batchEvictionInterval` (default 1m).
+//! The eviction goes through the same webhook as a drain (`pod-eviction-admitter.go` 138-160):
+//! `LiveMigrate` and not migratable is refused, at every batch; `LiveMigrate(IfPossible)` and
+//! migratable is marked for evacuation and migrated; `External` is marked for evacuation and left
+//! to its controller; anything else is evicted: the VM restarts per its `runStrategy`.
+
+use serde::Serialize;
+use serde_json::Value;
+use vm_maintenance_strategy::strategy::EvictionStrategy;
+
+/// `batchEvictionSize`'s default (`defaultBatchDeletionCount`, workload-updater.go:61).
+pub const DEFAULT_BATCH_SIZE: u64 = 10;
+/// `batchEvictionInterval`'s default in seconds (workload-updater.go:60).
+pub const DEFAULT_INTERVAL_SECONDS: u64 = 60;
+/// `parallelMigrationsPerCluster`'s default (`pkg/virt-config/virt-config.go:45`).
+pub const DEFAULT_PARALLEL_MIGRATIONS: u64 = 5;
+
+/// What the updater does with one running VMI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum UpdateOutcome {
+    /// Live-migrated to a new launcher.
+    Migrate,
+    /// Evicted: the VM stops and starts again (per its `runStrategy`) on a new launcher.
+    Restart,
+    /// Its eviction is refused (429) at every batch, forever: it stays outdated.
+    Blocks,
+    /// Marked for evacuation; only an external controller moves it.
+    Evacuate,
+    /// No update method applies: it stays on the old launcher for good.
+    StaysOutdated,
+}
+
+/// The updater's settings, from the KubeVirt CR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Updater {
+    pub live_migrate: bool,
+    pub evict: bool,
+    pub batch_size: u64,
+    pub interval_seconds: u64,
+    pub parallel_migrations: u64,
+    /// `spec.configuration.evictionStrategy`.
+    pub cluster_strategy: Option<String>,
+}
+
+impl Updater {
+    /// The updater of the KubeVirt CR `cr` (`None`: KubeVirt's defaults, no update method). A
+    /// `batchEvictionInterval` that is not a Go duration is an error.
+    pub fn of(cr: Option<&Value>) -> Result<Updater, String> {
+        let strategy = cr.and_then(|cr| cr.pointer("/spec/workloadUpdateStrategy"));
+        let methods: Vec<&str> = strategy
+            .and_then(|s| s.get("workloadUpdateMethods"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let interval = match strategy.and_then(|s| s.get("batchEvictionInterval")) {
+            None | Some(Value::Null) => DEFAULT_INTERVAL_SECONDS,
+            Some(Value::String(text)) => humantime::parse_duration(text)
+                .map_err(|e| format!("workloadUpdateStrategy.batchEvictionInterval {text:?}: {e}"))?
+                .as_secs(),
+            Some(other) => {
+                return Err(format!(
+                    "workloadUpdateStrategy.batchEvictionInterval: a duration text, got {other}"
+                ));
+            }
+        };
+        let number =
+            |value: Option<&Value>, default: u64| value.and_then(Value::as_u64).unwrap_or(default);
+        Ok(Updater {
+            live_migrate: methods.contains(&"LiveMigrate"),
+            evict: methods.contains(&"Evict"),
+            batch_size: number(
+                strategy.and_then(|s| s.get("batchEvictionSize")),
+                DEFAULT_BATCH_SIZE,
+            ),
+            interval_seconds: interval,
+            parallel_migrations: number(
+                cr.and_then(|cr| {
+                    cr.pointer("/spec/configuration/migrations/parallelMigrationsPerCluster")
+                }),
+                DEFAULT_PARALLEL_MIGRATIONS,
+            ),
+            cluster_strategy: cr
+                .and_then(|cr| cr.pointer("/spec/configuration/evictionStrategy"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        })
+    }
+}
+
+/// One VMI's fate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VmiUpdate {
+    pub namespace: String,
+    pub name: String,
+    pub node: Option<String>,
+    pub outcome: UpdateOutcome,
+    /// The VMI's own strategy, else the cluster's (`None`: none).
+    pub eviction_strategy: Option<EvictionStrategy>,
+    /// Why, in words.
+    pub reasons: Vec<String>,
+    /// For `Restart`: the strategy of the VMI started again (the VM's, else the cluster's).
+    pub after_restart: Option<EvictionStrategy>,
+    /// Whether it goes through the eviction batches.
+    #[serde(skip)]
+    pub evicted: bool,
+}
+
+/// Whether the VMI counts as migratable: a `LiveMigratable` condition of status `True`
+/// (`types.go` `IsMigratable`); else why not.
+fn migratable(vmi: &Value) -> Result<(), String> {
+    let conditions = vmi.pointer("/status/conditions").and_then(Value::as_array);
+    let condition = conditions
+        .into_iter()
+        .flatten()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("LiveMigratable"));
+    let Some(condition) = condition else {
+        return Err("no LiveMigratable condition: not migratable".to_owned());
+    };
+    let field = |name: &str| {
+        condition
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    match field("status") {
+        "True" => Ok(()),
+        status => Err(format!("LiveMigratable={status} ({})", field("reason"))),
+    }
+}
+
+/// The updater's decision on one running VMI whose VM (if any) is `vm`.
+pub fn decide(vmi: &Value, vm: Option<&Value>, updater: &Updater) -> VmiUpdate {
+    let text = |object: &Value, pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let strategy = text(vmi, "/spec/evictionStrategy")
+        .or_else(|| updater.cluster_strategy.clone())
+        .map(|s| EvictionStrategy::parse(&s));
+    let mut update = VmiUpdate {
+        namespace: text(vmi, "/metadata/namespace").unwrap_or_default(),
+        name: text(vmi, "/metadata/name").unwrap_or_default(),
+        node: text(vmi, "/status/nodeName")
+            .or_else(|| text(vmi, "/metadata/labels/kubevirt.io~1nodeName")),
+        outcome: UpdateOutcome::StaysOutdated,
+        eviction_strategy: strategy.clone(),
+        reasons: Vec::new(),
+        after_restart: None,
+        evicted: false,
+    };
+    let migratable = migratable(vmi);
+    if updater.live_migrate && migratable.is_ok() {
+        update.outcome = UpdateOutcome::Migrate;
+        update.reasons.push(format!(
+            "workloadUpdateMethods has LiveMigrate and the VMI is migratable: live-migrated, at most {} at a time",
+            updater.parallel_migrations
+        ));
+        return update;
+    }
+    if !updater.evict {
+        update.reasons.push(match (&migratable, updater.live_migrate) {
+            (Err(why), true) => format!("{why}, and workloadUpdateMethods lacks Evict: it stays on the old launcher"),
+            _ => "workloadUpdateMethods holds neither LiveMigrate nor Evict: no automated update, it stays on the old launcher".to_owned(),
+        });
+        return update;
+    }
+    update.evicted = true;
+    let shown = strategy
+        .as_ref()
+        .map_or("no eviction strategy", EvictionStrategy::as_str);
+    let (outcome, why) = match (&strategy, &migratable) {
+        (Some(EvictionStrategy::LiveMigrate), Err(why)) => (
+            UpdateOutcome::Blocks,
+            format!("evicted in a batch: LiveMigrate, {why}: the eviction is refused (429) at every batch, forever"),
+        ),
+        (Some(EvictionStrategy::LiveMigrate | EvictionStrategy::LiveMigrateIfPossible), Ok(())) => (
+            UpdateOutcome::Migrate,
+            format!("evicted in a batch: {shown} and migratable: marked for evacuation and migrated"),
+        ),
+        (Some(EvictionStrategy::External), _) => (
+            UpdateOutcome::Evacuate,
+            "evicted in a batch: External: marked for evacuation (429), an external controller must move it".to_owned(),
+        ),
+        (_, migratable) => (
+            UpdateOutcome::Restart,
+            match migratable {
+                Err(why) if strategy == Some(EvictionStrategy::LiveMigrateIfPossible) => {
+                    format!("evicted in a batch: LiveMigrateIfPossible, {why}: stopped and started again per its runStrategy")
+                }
+                _ => format!("evicted in a batch: {shown}: stopped and started again per its runStrategy"),
+            },
+        ),
+    };
+    update.outcome = outcome;
+    update.reasons.push(why);
+    if outcome == UpdateOutcome::Restart {
+        // A VMI started again from its VM gets the VM's strategy, else the cluster's
+        // (`pkg/defaults/defaults.go` setDefaultEvictionStrategy).
+        update.after_restart = vm
+            .and_then(|vm| text(vm, "/spec/template/spec/evictionStrategy"))
+            .or_else(|| updater.cluster_strategy.clone())
+            .map(|s| EvictionStrategy::parse(&s));
+    }
+    update
+}
+
+/// Whether the update completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Completion {
+    Completes,
+    NeverCompletes,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Migrations {
+    pub count: usize,
+    pub parallel: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evictions {
+    pub count: usize,
+    pub batch_size: u64,
+    pub interval_seconds: u64,
+    pub batches: u64,
+    /// The first batch goes at once, each next one an interval later.
+    pub minimum_seconds: u64,
+}
+
+/// The whole update.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UpgradePreview {
+    pub outcome: Completion,
+    pub vmis: Vec<VmiUpdate>,
+    pub migrations: Migrations,
+    pub evictions: Evictions,
+}
+
+/// Every running VMI of `vmis` (phase `Running`, not being deleted), with its VM from `vms`.
+pub fn preview(
+    vmis: &[Value],
+    vms: &[Value],
+    updater: &Updater,
+    external_controller: bool,
+) -> UpgradePreview {
+    let key = |o: &Value| {
+        (
+            o.pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            o.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        )
+    };
+    let mut updates: Vec<VmiUpdate> = vmis
+        .iter()
+        .filter(|vmi| {
+            vmi.pointer("/status/phase").and_then(Value::as_str) == Some("Running")
+                && vmi
+                    .pointer("/metadata/deletionTimestamp")
+                    .is_none_or(Value::is_null)
+        })
+        .map(|vmi| decide(vmi, vms.iter().find(|vm| key(vm) == key(vmi)), updater))
+        .collect();
+    updates.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    let never = updates.iter().any(|u| match u.outcome {
+        UpdateOutcome::Blocks | UpdateOutcome::StaysOutdated => true,
+        UpdateOutcome::Evacuate => !external_controller,
+        UpdateOutcome::Migrate | UpdateOutcome::Restart => false,
+    });
+    let migrations = updates
+        .iter()
+        .filter(|u| u.outcome == UpdateOutcome::Migrate && !u.evicted)
+        .count();
+    let evicted = updates.iter().filter(|u| u.evicted).count() as u64;
+    let batches = evicted.div_ceil(updater.batch_size.max(1));
+    UpgradePreview {
+        outcome: if never {
+            Completion::NeverCompletes
+        } else {
+            Completion::Completes
+        },
+        migrations: Migrations {
+            count: migrations,
+            parallel: updater.parallel_migrations,
+        },
+        evictions: Evictions {
+            count: evicted as usize,
+            batch_size: updater.batch_size,
+            interval_seconds: updater.interval_seconds,
+            batches,
+            minimum_seconds: batches.saturating_sub(1) * updater.interval_seconds,
+        },
+        vmis: updates,
+    }
+}

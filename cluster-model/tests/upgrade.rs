@@ -1,0 +1,260 @@
+//! `upgrade`: the workload updater's decision per running VMI, and the whole update, natively.
+
+// rstest makes a test function of every case's columns; one column per input reads best here.
+#![allow(clippy::too_many_arguments)]
+
+use UpdateOutcome::*;
+use cluster_model::upgrade::{Completion, UpdateOutcome, Updater, decide, preview};
+use rstest::rstest;
+use serde_json::{Value, json};
+use vm_maintenance_strategy::strategy::EvictionStrategy;
+
+const BOTH: &[&str] = &["LiveMigrate", "Evict"];
+const EVICT: &[&str] = &["Evict"];
+const MIGRATE_ONLY: &[&str] = &["LiveMigrate"];
+const NO_METHOD: &[&str] = &[];
+const MIGRATABLE: Option<&str> = Some("True");
+const NOT_MIGRATABLE: Option<&str> = Some("False");
+const NO_CONDITION: Option<&str> = None;
+
+fn kubevirt(methods: &[&str], cluster: Option<&str>) -> Value {
+    json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+           "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+           "spec": {"workloadUpdateStrategy": {"workloadUpdateMethods": methods},
+                    "configuration": {"evictionStrategy": cluster}}})
+}
+
+fn vmi(name: &str, own: Option<&str>, condition: Option<&str>) -> Value {
+    let conditions = match condition {
+        Some(status) => {
+            json!([{"type": "LiveMigratable", "status": status, "reason": "HostDeviceNotLiveMigratable"}])
+        }
+        None => json!([]),
+    };
+    json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+           "metadata": {"name": name, "namespace": "team", "labels": {"kubevirt.io/nodeName": "n1"}},
+           "spec": {"evictionStrategy": own},
+           "status": {"phase": "Running", "nodeName": "n1", "conditions": conditions}})
+}
+
+fn vm(name: &str, own: Option<&str>) -> Value {
+    json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+           "metadata": {"name": name, "namespace": "team"},
+           "spec": {"template": {"spec": {"evictionStrategy": own}}}})
+}
+
+/// One VMI: the update methods, the cluster's strategy, the VMI's own and its condition, its
+/// VM's own strategy; the outcome, the words, the strategy after a restart.
+#[rstest]
+#[case::migratable_is_live_migrated(
+    BOTH,
+    None,
+    Some("LiveMigrate"),
+    MIGRATABLE,
+    None,
+    Migrate,
+    "workloadUpdateMethods has LiveMigrate and the VMI is migratable: live-migrated, at most 5 at a time",
+    None
+)]
+#[case::live_migrate_not_migratable_blocks_forever(
+    BOTH,
+    None,
+    Some("LiveMigrate"),
+    NOT_MIGRATABLE,
+    None,
+    Blocks,
+    "evicted in a batch: LiveMigrate, LiveMigratable=False (HostDeviceNotLiveMigratable): the eviction is refused (429) at every batch, forever",
+    None
+)]
+#[case::the_cluster_strategy_when_the_vmi_has_none(
+    EVICT,
+    Some("LiveMigrate"),
+    None,
+    NO_CONDITION,
+    None,
+    Blocks,
+    "evicted in a batch: LiveMigrate, no LiveMigratable condition: not migratable: the eviction is refused (429) at every batch, forever",
+    None
+)]
+#[case::if_possible_not_migratable_restarts(
+    BOTH,
+    None,
+    Some("LiveMigrateIfPossible"),
+    NOT_MIGRATABLE,
+    Some("LiveMigrateIfPossible"),
+    Restart,
+    "evicted in a batch: LiveMigrateIfPossible, LiveMigratable=False (HostDeviceNotLiveMigratable): stopped and started again per its runStrategy",
+    Some("LiveMigrateIfPossible")
+)]
+#[case::none_restarts_under_the_cluster_strategy_after(
+    EVICT,
+    Some("LiveMigrateIfPossible"),
+    Some("None"),
+    MIGRATABLE,
+    None,
+    Restart,
+    "evicted in a batch: None: stopped and started again per its runStrategy",
+    Some("LiveMigrateIfPossible")
+)]
+#[case::no_strategy_restarts(
+    EVICT,
+    None,
+    None,
+    NOT_MIGRATABLE,
+    None,
+    Restart,
+    "evicted in a batch: no eviction strategy: stopped and started again per its runStrategy",
+    None
+)]
+#[case::evict_only_migratable_is_migrated_by_the_webhook(
+    EVICT,
+    None,
+    Some("LiveMigrate"),
+    MIGRATABLE,
+    None,
+    Migrate,
+    "evicted in a batch: LiveMigrate and migratable: marked for evacuation and migrated",
+    None
+)]
+#[case::external_is_evacuated(
+    EVICT,
+    None,
+    Some("External"),
+    MIGRATABLE,
+    None,
+    Evacuate,
+    "evicted in a batch: External: marked for evacuation (429), an external controller must move it",
+    None
+)]
+#[case::without_evict_a_non_migratable_stays(
+    MIGRATE_ONLY,
+    None,
+    Some("LiveMigrateIfPossible"),
+    NOT_MIGRATABLE,
+    None,
+    StaysOutdated,
+    "LiveMigratable=False (HostDeviceNotLiveMigratable), and workloadUpdateMethods lacks Evict: it stays on the old launcher",
+    None
+)]
+#[case::no_method_no_update(
+    NO_METHOD,
+    None,
+    Some("LiveMigrate"),
+    MIGRATABLE,
+    None,
+    StaysOutdated,
+    "workloadUpdateMethods holds neither LiveMigrate nor Evict: no automated update, it stays on the old launcher",
+    None
+)]
+fn one_vmi(
+    #[case] methods: &[&str],
+    #[case] cluster: Option<&str>,
+    #[case] own: Option<&str>,
+    #[case] condition: Option<&str>,
+    #[case] vm_own: Option<&str>,
+    #[case] want: UpdateOutcome,
+    #[case] reason: &str,
+    #[case] after_restart: Option<&str>,
+) {
+    let updater = Updater::of(Some(&kubevirt(methods, cluster))).expect("an updater");
+    let got = decide(&vmi("a", own, condition), Some(&vm("a", vm_own)), &updater);
+    assert_eq!(got.outcome, want);
+    assert_eq!(got.reasons, [reason]);
+    assert_eq!(
+        got.after_restart,
+        after_restart.map(EvictionStrategy::parse)
+    );
+    assert_eq!(got.node.as_deref(), Some("n1"));
+}
+
+#[test]
+fn the_update_counts_batches_and_completion() {
+    let mut cr = kubevirt(BOTH, Some("LiveMigrateIfPossible"));
+    cr["spec"]["workloadUpdateStrategy"]["batchEvictionSize"] = json!(2);
+    cr["spec"]["workloadUpdateStrategy"]["batchEvictionInterval"] = json!("1m30s");
+    cr["spec"]["configuration"]["migrations"] = json!({"parallelMigrationsPerCluster": 3});
+    let updater = Updater::of(Some(&cr)).expect("an updater");
+    assert_eq!(
+        (
+            updater.batch_size,
+            updater.interval_seconds,
+            updater.parallel_migrations
+        ),
+        (2, 90, 3)
+    );
+    let mut stopped = vmi("stopped", None, MIGRATABLE);
+    stopped["status"]["phase"] = json!("Succeeded");
+    let vmis = vec![
+        vmi("m1", None, MIGRATABLE),
+        vmi("m2", None, MIGRATABLE),
+        vmi("r1", None, NOT_MIGRATABLE),
+        vmi("r2", None, NO_CONDITION),
+        vmi("r3", Some("None"), NOT_MIGRATABLE),
+        vmi("x1", Some("External"), NOT_MIGRATABLE),
+        stopped,
+    ];
+    let got = preview(&vmis, &[], &updater, false);
+    let names: Vec<(&str, UpdateOutcome)> = got
+        .vmis
+        .iter()
+        .map(|u| (u.name.as_str(), u.outcome))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("m1", Migrate),
+            ("m2", Migrate),
+            ("r1", Restart),
+            ("r2", Restart),
+            ("r3", Restart),
+            ("x1", Evacuate)
+        ]
+    );
+    assert_eq!((got.migrations.count, got.migrations.parallel), (2, 3));
+    let e = &got.evictions;
+    assert_eq!(
+        (
+            e.count,
+            e.batch_size,
+            e.interval_seconds,
+            e.batches,
+            e.minimum_seconds
+        ),
+        (4, 2, 90, 2, 90)
+    );
+    assert_eq!(
+        got.outcome,
+        Completion::NeverCompletes,
+        "External without a controller"
+    );
+    assert_eq!(
+        preview(&vmis, &[], &updater, true).outcome,
+        Completion::Completes
+    );
+    let json = serde_json::to_value(&got).expect("json");
+    assert_eq!(json["evictions"]["minimumSeconds"], 90);
+    assert_eq!(json["vmis"][0]["evictionStrategy"], "LiveMigrateIfPossible");
+    assert_eq!(json["outcome"], "NeverCompletes");
+}
+
+#[test]
+fn updater_defaults_and_errors() {
+    let updater = Updater::of(None).expect("defaults");
+    assert_eq!(
+        (
+            updater.live_migrate,
+            updater.evict,
+            updater.batch_size,
+            updater.interval_seconds,
+            updater.parallel_migrations
+        ),
+        (false, false, 10, 60, 5)
+    );
+    let mut cr = kubevirt(EVICT, None);
+    cr["spec"]["workloadUpdateStrategy"]["batchEvictionInterval"] = json!("soon");
+    let error = Updater::of(Some(&cr)).expect_err("a bad duration");
+    assert!(
+        error.starts_with("workloadUpdateStrategy.batchEvictionInterval \"soon\": "),
+        "{error}"
+    );
+}
