@@ -50,6 +50,32 @@ push: annotated-policy.wasm
 	@test -n "$(OCI)" || { echo "usage: make push OCI=registry://HOST/REPO:TAG [INSECURE=HOST:PORT]" >&2; exit 2; }
 	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) push annotated-policy.wasm $(OCI)
 
+# Signatures in cosign's format (README "Signed releases"): KEY=cosign.key (password in
+# COSIGN_PASSWORD), PUB=cosign.pub, ANNOTATIONS="KEY=VALUE ...", OCI=registry://HOST/REPO@sha256:...
+KEY ?=
+PUB ?=
+ANNOTATIONS ?=
+ANNOTATION_FLAGS = $(foreach annotation,$(ANNOTATIONS),-a $(annotation))
+.PHONY: keygen sign verify
+
+# The SBOM of the module's dependencies (SPDX 2.3 JSON) from Cargo's metadata, by cargo-sbom;
+# attached to the release beside policy.wasm, checked by the tools' tests.
+CARGO_SBOM_VERSION = 0.10.0
+policy.spdx.json: Cargo.toml Cargo.lock
+	@cargo sbom --version 2>/dev/null | grep -q "$(CARGO_SBOM_VERSION)" || $(CARGO) install --locked cargo-sbom --version $(CARGO_SBOM_VERSION)
+	$(CARGO) sbom --cargo-package vm-maintenance-strategy --output-format spdx_json_2_3 > $@.tmp && mv $@.tmp $@
+keygen:
+	@test -n "$(KEY)" -a -n "$(PUB)" || { echo "usage: make keygen KEY=cosign.key PUB=cosign.pub (password: COSIGN_PASSWORD)" >&2; exit 2; }
+	@$(POLICY_TOOL) oci -- keygen $(KEY) $(PUB)
+
+sign:
+	@test -n "$(OCI)" -a -n "$(KEY)" || { echo "usage: make sign OCI=registry://HOST/REPO@sha256:... KEY=cosign.key [ANNOTATIONS=K=V] [INSECURE=HOST:PORT]" >&2; exit 2; }
+	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) sign --key $(KEY) $(ANNOTATION_FLAGS) $(OCI)
+
+verify:
+	@test -n "$(OCI)" -a -n "$(PUB)" || { echo "usage: make verify OCI=registry://HOST/REPO@sha256:... PUB=cosign.pub [ANNOTATIONS=K=V] [INSECURE=HOST:PORT]" >&2; exit 2; }
+	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) verify --key $(PUB) $(ANNOTATION_FLAGS) $(OCI)
+
 # Writes the module of OCI (a tag or @sha256:... digest) to OUT.
 pull:
 	@test -n "$(OCI)" -a -n "$(OUT)" || { echo "usage: make pull OCI=registry://HOST/REPO:TAG|@sha256:... OUT=FILE [INSECURE=HOST:PORT]" >&2; exit 2; }
@@ -107,7 +133,7 @@ tools-tests: policy.wasm setup-registry
 # e2e-tests and tools-tests in one cargo run: built apart, the two crates would resolve different
 # features for crates wasmtime shares with the OCI client (smallvec, tokio, ...) and build
 # wasmtime twice.
-wasm-tests: policy.wasm setup-registry
+wasm-tests: policy.wasm setup-registry policy.spdx.json
 	$(CARGO) test -p policy-host -p e2e-tests -p policy-tools -p drain-preview
 
 # e2e-tests-kwctl reuses the evaluate binary that wasm-tests built with the workspace's features

@@ -9,6 +9,7 @@ pub mod capabilities;
 pub mod metadata;
 pub mod oci;
 pub mod project;
+pub mod signing;
 pub mod wasm;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;

@@ -2,6 +2,7 @@
 //! temporary storage directory. The annotated module is pushed, pulled back by tag and by digest,
 //! its manifest checked, and the pulled module evaluated with the e2e host.
 
+use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -11,7 +12,7 @@ use oci_client::client::{Config, ImageLayer};
 use oci_client::manifest::{OciImageManifest, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
 use policy_host::{Evaluation, PolicyHost};
 use policy_tools::oci::{self, Registry};
-use policy_tools::{Error, metadata as m, project};
+use policy_tools::{Error, metadata as m, project, signing};
 use serde_json::{Value, json};
 
 /// A running docker-registry; killed when dropped (also when a test panics).
@@ -271,5 +272,177 @@ fn plain_http_only_when_named_insecure() -> Result<(), Error> {
         .ok_or("pushed over HTTPS to a plain-HTTP registry")?
         .to_string();
     assert!(error.contains("INSECURE=HOST:PORT"), "{error}");
+    Ok(())
+}
+
+/// A pushed policy and its immutable reference (`registry/repo@sha256:...`).
+fn pushed_policy(
+    registry: &LocalRegistry,
+    repo_and_tag: &str,
+) -> Result<oci_client::Reference, Error> {
+    let annotated = project::annotated()?;
+    let pushed = registry
+        .client()
+        .push(&annotated.module, &registry.reference(repo_and_tag)?)?;
+    oci::parse_reference(&format!("registry://{}", pushed.immutable_ref))
+}
+
+/// Sign, then verify: the key, the annotations, a wrong key, a payload naming another digest
+/// under this digest's tag, and an unsigned artifact, each refused with its own words.
+#[test]
+fn sign_then_verify() -> Result<(), Error> {
+    let registry = LocalRegistry::start()?;
+    let client = registry.client();
+    let signed = pushed_policy(&registry, "policies/signed:v1")?;
+    let (private, public) = signing::generate(b"secret")?;
+    let key = signing::signing_key(&private, b"secret")?;
+    let public = signing::verifying_key(&public)?;
+    let annotations: BTreeMap<String, String> = [("env".to_owned(), "prod".to_owned())].into();
+    let signature = signing::sign(&client, &signed, &key, &annotations)?;
+    let digest = signed.digest().unwrap_or_default().to_owned();
+    assert!(
+        signature.ends_with(&format!(":{}.sig", digest.replace(':', "-"))),
+        "{signature}"
+    );
+
+    signing::verify(&client, &signed, &public, &BTreeMap::new())?;
+    signing::verify(&client, &signed, &public, &annotations)?;
+    let refused =
+        |result: Result<(), Error>| result.err().map(|e| e.to_string()).unwrap_or_default();
+    let dev: BTreeMap<String, String> = [("env".to_owned(), "dev".to_owned())].into();
+    let error = refused(signing::verify(&client, &signed, &public, &dev));
+    assert_eq!(
+        error,
+        format!("{signed}: no valid signature (annotation env=dev missing)")
+    );
+
+    let (_, other) = signing::generate(b"other")?;
+    let error = refused(signing::verify(
+        &client,
+        &signed,
+        &signing::verifying_key(&other)?,
+        &BTreeMap::new(),
+    ));
+    assert_eq!(
+        error,
+        format!("{signed}: no valid signature (the signature does not verify with this key)")
+    );
+
+    let wrong_password = signing::signing_key(&private, b"guess")
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        wrong_password.as_deref(),
+        Some("the key file does not open with this password (COSIGN_PASSWORD)")
+    );
+
+    // Another artifact: unsigned, then given a signature whose payload names the first digest.
+    let layers = vec![ImageLayer::new(
+        b"other".to_vec(),
+        WASM_LAYER_MEDIA_TYPE.to_owned(),
+        None,
+    )];
+    let config = Config {
+        data: b"{}".to_vec().into(),
+        media_type: WASM_CONFIG_MEDIA_TYPE.to_owned(),
+        annotations: None,
+    };
+    let manifest = OciImageManifest::build(&layers, &config, None);
+    let pushed = client.push_artifact(
+        &registry.reference("policies/other:v1")?,
+        &layers,
+        config,
+        manifest,
+    )?;
+    let other = oci::parse_reference(&format!("registry://{}", pushed.immutable_ref))?;
+    let error = refused(signing::verify(&client, &other, &public, &BTreeMap::new()));
+    let tag = signing::signature_reference(&other, &pushed.manifest_digest);
+    assert!(
+        error.starts_with(&format!("{other}: not signed (no {tag}): ")),
+        "{error}"
+    );
+    let moved = signing::payload(&other, &digest, &BTreeMap::new());
+    signing::push_signature(&client, &tag, moved, &key)?;
+    let error = refused(signing::verify(&client, &other, &public, &BTreeMap::new()));
+    assert_eq!(
+        error,
+        format!(
+            "{other}: no valid signature (the payload names {digest}, not {})",
+            pushed.manifest_digest
+        )
+    );
+    kwctl_verifies(&registry, &signed, &signing::verifying_key_pem(&public)?)
+}
+
+/// Where kwctl is on PATH, `kwctl verify -k` accepts the signature (offline, with the trust
+/// configuration of ../shared/kubewarden); elsewhere this says it skipped.
+fn kwctl_verifies(
+    registry: &LocalRegistry,
+    signed: &oci_client::Reference,
+    public: &str,
+) -> Result<(), Error> {
+    let trust = policy_tools::workspace_dir()
+        .join("../shared/kubewarden/offline-sigstore-trust-config.json");
+    let kwctl = Command::new("kwctl").arg("--version").output();
+    if kwctl.is_err() || !trust.is_file() {
+        eprintln!(
+            "kwctl verify: skipped (kwctl on PATH and ../shared/kubewarden/offline-sigstore-trust-config.json are needed)"
+        );
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let key = dir.path().join("cosign.pub");
+    std::fs::write(&key, public)?;
+    let sources = dir.path().join("sources.yaml");
+    std::fs::write(
+        &sources,
+        format!("insecure_sources:\n  - \"{}\"\n", registry.addr),
+    )?;
+    let output = Command::new("kwctl")
+        .arg("verify")
+        .arg("--sources-path")
+        .arg(&sources)
+        .arg("--sigstore-trust-config")
+        .arg(&trust)
+        .arg("-k")
+        .arg(&key)
+        .arg("-a")
+        .arg("env=prod")
+        .arg(format!("registry://{signed}"))
+        .output()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success(),
+        "kwctl verify refused the signature:\n{text}"
+    );
+    eprintln!("kwctl verify: accepted ({})", text.trim());
+    // examples/verification-config.yml with this key: the format policy-server reads.
+    let example = project::read_text("examples/verification-config.yml")?;
+    let body: Vec<&str> = public.lines().filter(|l| !l.starts_with("-----")).collect();
+    let config = dir.path().join("verification-config.yml");
+    let filled = example.replace(
+        "REPLACE-WITH-THE-CONTENT-OF-cosign.pub",
+        &body.join("\n      "),
+    );
+    std::fs::write(&config, filled)?;
+    let output = Command::new("kwctl")
+        .arg("verify")
+        .arg("--sources-path")
+        .arg(&sources)
+        .arg("--sigstore-trust-config")
+        .arg(&trust)
+        .arg("--verification-config-path")
+        .arg(&config)
+        .arg(format!("registry://{signed}"))
+        .output()?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "kwctl verify refused examples/verification-config.yml:\n{stderr}"
+    );
     Ok(())
 }

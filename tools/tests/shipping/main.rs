@@ -5,5 +5,6 @@ mod annotate;
 mod artifacthub;
 mod examples;
 mod questions;
+mod sbom;
 
 type Error = policy_tools::Error;
