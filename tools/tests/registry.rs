@@ -444,5 +444,100 @@ fn kwctl_verifies(
         output.status.success(),
         "kwctl verify refused examples/verification-config.yml:\n{stderr}"
     );
+    policy_server_verifies(registry, signed, &config, &trust)
+}
+
+/// Where policy-server is on PATH: it downloads the signed policy with the verification config
+/// (`verified-signatures`), and refuses to start when the config names another key.
+fn policy_server_verifies(
+    registry: &LocalRegistry,
+    signed: &oci_client::Reference,
+    config: &std::path::Path,
+    trust: &std::path::Path,
+) -> Result<(), Error> {
+    if Command::new("policy-server")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("policy-server --verification-path: skipped (policy-server is not on PATH)");
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let sources = dir.path().join("sources.yaml");
+    std::fs::write(
+        &sources,
+        format!("insecure_sources:\n  - \"{}\"\n", registry.addr),
+    )?;
+    let policies = dir.path().join("policies.yml");
+    std::fs::write(
+        &policies,
+        format!("vm:\n  module: registry://{signed}\n  allowedToMutate: true\n"),
+    )?;
+    // The same config naming another key.
+    let (_, other) = signing::generate(b"other")?;
+    let other_body: Vec<&str> = other.lines().filter(|l| !l.starts_with("-----")).collect();
+    let text = std::fs::read_to_string(config)?;
+    let begin = "-----BEGIN PUBLIC KEY-----\n";
+    let start = text.find(begin).map_or(0, |at| at + begin.len());
+    let end = text.find("      -----END PUBLIC KEY-----").unwrap_or(start);
+    let other_config = dir.path().join("other.yml");
+    let body = other_body.join("\n      ");
+    std::fs::write(
+        &other_config,
+        format!("{}      {body}\n{}", &text[..start], &text[end..]),
+    )?;
+    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let run = |verification: &std::path::Path, log: &str| -> Result<(Option<i32>, String), Error> {
+        let log = dir.path().join(log);
+        let mut child = Command::new("policy-server")
+            .arg("--policies")
+            .arg(&policies)
+            .arg("--sources-path")
+            .arg(&sources)
+            .arg("--verification-path")
+            .arg(verification)
+            .arg("--sigstore-trust-config")
+            .arg(trust)
+            .arg("--policies-download-dir")
+            .arg(dir.path())
+            .arg("--sigstore-cache-dir")
+            .arg(dir.path().join("sigstore"))
+            .arg("--ignore-kubernetes-connection-failure")
+            .arg("--addr")
+            .arg("127.0.0.1")
+            .arg("--port")
+            .arg(port.to_string())
+            .stdout(std::fs::File::create(&log)?)
+            .stderr(Stdio::null())
+            .spawn()?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let code = loop {
+            if let Some(status) = child.try_wait()? {
+                break status.code();
+            }
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if text.contains("verified-signatures") || Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        Ok((code, std::fs::read_to_string(&log).unwrap_or_default()))
+    };
+    let (_, log) = run(config, "signed.log")?;
+    assert!(
+        log.contains("status=\"verified-signatures\""),
+        "policy-server did not verify the signature:\n{log}"
+    );
+    let (code, log) = run(&other_config, "other.log")?;
+    assert_eq!(
+        code,
+        Some(1),
+        "policy-server started with another key's config:\n{log}"
+    );
+    assert!(log.contains("missing signatures"), "{log}");
+    eprintln!("policy-server --verification-path: verified, and refused with another key");
     Ok(())
 }
