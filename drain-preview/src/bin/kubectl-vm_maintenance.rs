@@ -195,7 +195,7 @@ fn module(policy: Option<&str>, insecure: &[String]) -> Result<PolicyHost, Strin
                 .map_err(|e| format!("--policy {reference}: {e}"))?;
             let pulled = policy_tools::oci::Registry::new(insecure)
                 .pull(&reference)
-                .map_err(|e| format!("--policy {reference}: {e}"))?;
+                .map_err(|e| format!("--policy: {e}"))?;
             PolicyHost::from_bytes(&pulled.module)
         }
         Some(path) => PolicyHost::load(std::path::Path::new(path)),
