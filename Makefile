@@ -151,15 +151,18 @@ bench: policy.wasm
 		CARGO_PROFILE_BENCH_PANIC=unwind \
 		POLICY_BENCH_PEER=$(PEER) $(CARGO) bench -p policy-bench --bench table
 
-# `kwctl bench` of ours against the peer, interleaved rounds (BENCHMARKS.md "kwctl bench"):
-# PEER=psa_label_enforcer.wasm (kubewarden/policies, built for wasm32-wasip1), ROUNDS=3.
+# The real tools, ours against the peer, interleaved rounds (BENCHMARKS.md "kwctl bench and
+# policy-server"): `kwctl bench`, then a policy-server serving both with `wrk` POSTing for 10 s.
+# PEER: psa-label-enforcer (kubewarden/policies) built for wasm32-wasip1 and annotated
+# (`kwctl annotate -m metadata.yml`: policy-server refuses a module without metadata). ROUNDS=3.
 ROUNDS ?= 3
 .PHONY: bench-kwctl
-bench-kwctl: policy.wasm
-	@command -v kwctl >/dev/null || { echo "bench-kwctl: needs kwctl on PATH (../shared/kubewarden/install)" >&2; exit 2; }
-	@test -n "$(PEER)" || { echo "usage: make bench-kwctl PEER=psa_label_enforcer.wasm [ROUNDS=3]" >&2; exit 2; }
+bench-kwctl: annotated-policy.wasm
+	@for tool in kwctl policy-server wrk; do command -v $$tool >/dev/null || { echo "bench-kwctl: needs $$tool on PATH (kwctl, policy-server: ../shared/kubewarden/install; wrk: apt-get install wrk)" >&2; exit 2; }; done
+	@test -n "$(PEER)" || { echo "usage: make bench-kwctl PEER=psa_label_enforcer.annotated.wasm [ROUNDS=3]" >&2; exit 2; }
 	$(CARGO) run -q -p policy-bench --bin kwctl-requests -- target/bench-kwctl
-	bench/kwctl.sh target/bench-kwctl $(CURDIR)/policy.wasm $(abspath $(PEER)) $(ROUNDS) | tee target/bench-kwctl/section.md
+	bench/kwctl.sh target/bench-kwctl $(CURDIR)/annotated-policy.wasm $(abspath $(PEER)) $(ROUNDS) | tee target/bench-kwctl/section.md
+	bench/policy-server.sh target/bench-kwctl $(CURDIR)/annotated-policy.wasm $(abspath $(PEER)) $(ROUNDS) | tee -a target/bench-kwctl/section.md
 
 # Fuzzing (nightly, cargo-fuzz; not part of `make test`): each target for FUZZ_TIME seconds, one
 # after the other, seeded by `make fuzz-corpus` (the e2e cases and fixtures) and fuzz/regressions/.

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# make bench-kwctl, second half: a real policy-server serving ours and the peer, `wrk` POSTing
+# each one's request (the AdmissionReviews of kwctl-requests) for 10 s, ROUNDS interleaved
+# rounds; the best round's requests per second per side, the spread, and ours/peer. Prints a
+# Markdown table. usage: bench/policy-server.sh DIR OURS.wasm PEER.wasm ROUNDS
+set -euo pipefail
+dir=$1 ours=$2 peer=$3 rounds=${4:-3}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port) ready=$(free_port)
+cat > "$dir/policies.yml" <<YAML
+ours:
+  module: file://$ours
+  allowedToMutate: true
+  settings: {}
+peer:
+  module: file://$peer
+  allowedToMutate: true
+  settings: $(cat "$dir/peer-settings.json")
+YAML
+cat > "$dir/post.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local file = io.open(os.getenv("BODY"), "r")
+wrk.body = file:read("*a")
+file:close()
+LUA
+policy-server --policies "$dir/policies.yml" --addr 127.0.0.1 --port "$port" --readiness-probe-port "$ready" \
+  --log-level warn --policies-download-dir "$dir" --ignore-kubernetes-connection-failure >"$dir/policy-server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  curl -sf -o /dev/null "http://127.0.0.1:$ready/readiness" && break
+  sleep 0.2
+done
+# Each policy answers its request as expected before it is measured.
+for side in ours peer; do
+  answer=$(curl -sf -H 'Content-Type: application/json' --data-binary "@$dir/$side-mutate.json" "http://127.0.0.1:$port/validate/$side")
+  echo "$answer" | grep -q '"allowed":true' && echo "$answer" | grep -q '"patch"' ||
+    { echo "policy-server: $side did not mutate its request: $answer" >&2; exit 1; }
+done
+rps() {  # policy id, request file
+  BODY=$2 wrk -t2 -c16 -d10s -s "$dir/post.lua" "http://127.0.0.1:$port/validate/$1" |
+    awk '/Requests\/sec:/ {print $2}'
+}
+declare -A best worst
+for round in $(seq "$rounds"); do
+  for pair in mutate nochange; do
+    for side in ours peer; do
+      r=$(rps "$side" "$dir/$side-$pair.json")
+      key="$side-$pair"
+      best[$key]=$(awk -v a="${best[$key]:-0}" -v b="$r" 'BEGIN {print (b>a)?b:a}')
+      worst[$key]=$(awk -v a="${worst[$key]:-1e18}" -v b="$r" 'BEGIN {print (b<a)?b:a}')
+    done
+  done
+done
+echo "| request | ours (policy-server + wrk, requests/s) | peer | ours/peer |"
+echo "|---|---|---|---|"
+for pair in mutate nochange; do
+  o=${best[ours-$pair]} p=${best[peer-$pair]}
+  so=$(awk -v b="$o" -v w="${worst[ours-$pair]}" 'BEGIN {printf "%.0f", (b-w)/b*100}')
+  sp=$(awk -v b="$p" -v w="${worst[peer-$pair]}" 'BEGIN {printf "%.0f", (b-w)/b*100}')
+  ratio=$(awk -v o="$o" -v p="$p" 'BEGIN {printf "%.2f", o/p}')
+  echo "| \`$pair\` | $(printf '%.0f' "$o") (±$so%) | $(printf '%.0f' "$p") (±$sp%) | ${ratio}× |"
+done
