@@ -13,24 +13,10 @@ median() {  # policy, request, settings: kwctl bench's median of `validate`, in 
       unit=v; gsub(/[0-9.]/, "", unit); n=v; gsub(/[^0-9.]/, "", n);
       if (unit=="ns") n/=1000; if (unit=="ms") n*=1000; print n; exit }'
 }
-declare -A best worst
-for round in $(seq "$rounds"); do
-  for pair in mutate nochange; do
-    for side in ours peer; do
-      if [ "$side" = ours ]; then module=$ours; else module=$peer; fi
-      m=$(median "$module" "$dir/$side-$pair.json" "$dir/$side-settings.json")
-      key="$side-$pair"
-      best[$key]=$(awk -v a="${best[$key]:-1e18}" -v b="$m" 'BEGIN {print (b<a)?b:a}')
-      worst[$key]=$(awk -v a="${worst[$key]:-0}" -v b="$m" 'BEGIN {print (b>a)?b:a}')
-    done
-  done
-done
-echo "| request | ours (kwctl bench, median) | peer | ours/peer |"
-echo "|---|---|---|---|"
-for pair in mutate nochange; do
-  o=${best[ours-$pair]} p=${best[peer-$pair]}
-  so=$(awk -v b="$o" -v w="${worst[ours-$pair]}" 'BEGIN {printf "%.0f", (w-b)/b*100}')
-  sp=$(awk -v b="$p" -v w="${worst[peer-$pair]}" 'BEGIN {printf "%.0f", (w-b)/b*100}')
-  ratio=$(awk -v o="$o" -v p="$p" 'BEGIN {printf "%.2f", o/p}')
-  echo "| \`$pair\` | $(printf '%.1f' "$o") µs (±$so%) | $(printf '%.1f' "$p") µs (±$sp%) | ${ratio}× |"
-done
+measure() {  # side, pair
+  local module=$ours
+  [ "$1" = peer ] && module=$peer
+  median "$module" "$dir/$1-$2.json" "$dir/$1-settings.json"
+}
+source "$(dirname "$0")/rounds.sh"
+rounds_table "$rounds" low "kwctl bench, median" "%.1f µs"

@@ -42,23 +42,8 @@ rps() {  # policy id, request file
   BODY=$2 wrk -t2 -c16 -d10s -s "$dir/post.lua" "http://127.0.0.1:$port/validate/$1" |
     awk '/Requests\/sec:/ {print $2}'
 }
-declare -A best worst
-for round in $(seq "$rounds"); do
-  for pair in mutate nochange; do
-    for side in ours peer; do
-      r=$(rps "$side" "$dir/$side-$pair.json")
-      key="$side-$pair"
-      best[$key]=$(awk -v a="${best[$key]:-0}" -v b="$r" 'BEGIN {print (b>a)?b:a}')
-      worst[$key]=$(awk -v a="${worst[$key]:-1e18}" -v b="$r" 'BEGIN {print (b<a)?b:a}')
-    done
-  done
-done
-echo "| request | ours (policy-server + wrk, requests/s) | peer | ours/peer |"
-echo "|---|---|---|---|"
-for pair in mutate nochange; do
-  o=${best[ours-$pair]} p=${best[peer-$pair]}
-  so=$(awk -v b="$o" -v w="${worst[ours-$pair]}" 'BEGIN {printf "%.0f", (b-w)/b*100}')
-  sp=$(awk -v b="$p" -v w="${worst[peer-$pair]}" 'BEGIN {printf "%.0f", (b-w)/b*100}')
-  ratio=$(awk -v o="$o" -v p="$p" 'BEGIN {printf "%.2f", o/p}')
-  echo "| \`$pair\` | $(printf '%.0f' "$o") (±$so%) | $(printf '%.0f' "$p") (±$sp%) | ${ratio}× |"
-done
+measure() {  # side, pair
+  rps "$1" "$dir/$1-$2.json"
+}
+source "$(dirname "$0")/rounds.sh"
+rounds_table "$rounds" high "policy-server + wrk, requests/s" "%.0f"

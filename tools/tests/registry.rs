@@ -224,18 +224,8 @@ fn pull_refuses_an_artifact_that_is_not_a_policy() -> Result<(), Error> {
     let registry = LocalRegistry::start()?;
     let client = registry.client();
     let reference = registry.reference("other/tarball:v1")?;
-    let layers = vec![ImageLayer::new(
-        b"not wasm".to_vec(),
-        "application/vnd.oci.image.layer.v1.tar+gzip".to_owned(),
-        None,
-    )];
-    let config = Config {
-        data: b"{}".to_vec().into(),
-        media_type: WASM_CONFIG_MEDIA_TYPE.to_owned(),
-        annotations: None,
-    };
-    let manifest = OciImageManifest::build(&layers, &config, None);
-    client.push_artifact(&reference, &layers, config, manifest)?;
+    let tarball = "application/vnd.oci.image.layer.v1.tar+gzip";
+    push_layer(&client, &reference, b"not wasm", tarball)?;
     let error = client
         .pull(&reference)
         .err()
@@ -273,6 +263,23 @@ fn plain_http_only_when_named_insecure() -> Result<(), Error> {
         .to_string();
     assert!(error.contains("INSECURE=HOST:PORT"), "{error}");
     Ok(())
+}
+
+/// One layer of `media_type` pushed as an artifact (with the wasm config) at `reference`.
+fn push_layer(
+    client: &Registry,
+    reference: &oci_client::Reference,
+    bytes: &[u8],
+    media_type: &str,
+) -> Result<oci::Pushed, Error> {
+    let layers = vec![ImageLayer::new(bytes.to_vec(), media_type.to_owned(), None)];
+    let config = Config {
+        data: b"{}".to_vec().into(),
+        media_type: WASM_CONFIG_MEDIA_TYPE.to_owned(),
+        annotations: None,
+    };
+    let manifest = OciImageManifest::build(&layers, &config, None);
+    client.push_artifact(reference, &layers, config, manifest)
 }
 
 /// A pushed policy and its immutable reference (`registry/repo@sha256:...`).
@@ -337,23 +344,8 @@ fn sign_then_verify() -> Result<(), Error> {
     );
 
     // Another artifact: unsigned, then given a signature whose payload names the first digest.
-    let layers = vec![ImageLayer::new(
-        b"other".to_vec(),
-        WASM_LAYER_MEDIA_TYPE.to_owned(),
-        None,
-    )];
-    let config = Config {
-        data: b"{}".to_vec().into(),
-        media_type: WASM_CONFIG_MEDIA_TYPE.to_owned(),
-        annotations: None,
-    };
-    let manifest = OciImageManifest::build(&layers, &config, None);
-    let pushed = client.push_artifact(
-        &registry.reference("policies/other:v1")?,
-        &layers,
-        config,
-        manifest,
-    )?;
+    let other_tag = registry.reference("policies/other:v1")?;
+    let pushed = push_layer(&client, &other_tag, b"other", WASM_LAYER_MEDIA_TYPE)?;
     let other = oci::parse_reference(&format!("registry://{}", pushed.immutable_ref))?;
     let error = refused(signing::verify(&client, &other, &public, &BTreeMap::new()));
     let tag = signing::signature_reference(&other, &pushed.manifest_digest);
