@@ -390,27 +390,31 @@ fn kwctl_verifies(
         &sources,
         format!("insecure_sources:\n  - \"{}\"\n", registry.addr),
     )?;
-    let output = Command::new("kwctl")
-        .arg("verify")
-        .arg("--sources-path")
-        .arg(&sources)
-        .arg("--sigstore-trust-config")
-        .arg(&trust)
-        .arg("-k")
-        .arg(&key)
-        .arg("-a")
-        .arg("env=prod")
-        .arg(format!("registry://{signed}"))
-        .output()?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        output.status.success(),
-        "kwctl verify refused the signature:\n{text}"
-    );
+    // kwctl verify on the local registry, offline, with `how` (a key or a verification config).
+    let verify = |how: &[&std::ffi::OsStr]| -> Result<(bool, String), Error> {
+        let output = Command::new("kwctl")
+            .arg("verify")
+            .arg("--sources-path")
+            .arg(&sources)
+            .arg("--sigstore-trust-config")
+            .arg(&trust)
+            .args(how)
+            .arg(format!("registry://{signed}"))
+            .output()?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        Ok((output.status.success(), text))
+    };
+    let (accepted, text) = verify(&[
+        "-k".as_ref(),
+        key.as_os_str(),
+        "-a".as_ref(),
+        "env=prod".as_ref(),
+    ])?;
+    assert!(accepted, "kwctl verify refused the signature:\n{text}");
     eprintln!("kwctl verify: accepted ({})", text.trim());
     // examples/verification-config.yml with this key: the format policy-server reads.
     let example = project::read_text("examples/verification-config.yml")?;
@@ -421,20 +425,10 @@ fn kwctl_verifies(
         &body.join("\n      "),
     );
     std::fs::write(&config, filled)?;
-    let output = Command::new("kwctl")
-        .arg("verify")
-        .arg("--sources-path")
-        .arg(&sources)
-        .arg("--sigstore-trust-config")
-        .arg(&trust)
-        .arg("--verification-config-path")
-        .arg(&config)
-        .arg(format!("registry://{signed}"))
-        .output()?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (accepted, text) = verify(&["--verification-config-path".as_ref(), config.as_os_str()])?;
     assert!(
-        output.status.success(),
-        "kwctl verify refused examples/verification-config.yml:\n{stderr}"
+        accepted,
+        "kwctl verify refused examples/verification-config.yml:\n{text}"
     );
     policy_server_verifies(registry, signed, &config, &trust)
 }
