@@ -170,7 +170,7 @@ fn interface_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findi
 fn cpu_mode_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) {
     if vmi.cpu_model.as_deref() == Some("host-model") {
         found.node.push(Reason::new(
-            ReasonKind::CpuModeLiveMigratable,
+            ReasonKind::CPUModeLiveMigratable,
             "host-model CPU, if the node has no host model",
         ));
     }
@@ -234,12 +234,12 @@ fn sev_or_tdx_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) 
         .find(|k| member(security, k).is_some())
     {
         found.reasons.push(Reason::new(
-            ReasonKind::SevNotLiveMigratable,
+            ReasonKind::SEVNotLiveMigratable,
             format!("launch security {kind}"),
         ));
     } else if member(security, "tdx").is_some() {
         found.reasons.push(Reason::new(
-            ReasonKind::TdxNotLiveMigratable,
+            ReasonKind::TDXNotLiveMigratable,
             "launch security tdx",
         ));
     }
@@ -290,7 +290,7 @@ fn no_tsc_frequency_not_live_migratable(vmi: &Vmi, context: &Context, found: &mu
         .is_some_and(|r| r.get("enabled") != Some(&Value::Bool(false)));
     if reenlightenment && !invtsc && !context.config.tsc_frequency_known() {
         found.node.push(Reason::new(
-            ReasonKind::NoTscFrequencyNotLiveMigratable,
+            ReasonKind::NoTSCFrequencyNotLiveMigratable,
             "Hyper-V reenlightenment, if no TSC frequency is known",
         ));
     }
