@@ -67,23 +67,8 @@ pub fn not_forced(
         acted.stuck.push(error);
         return acted;
     }
-    if let Some(error) = last_available_node(node, objects.nodes) {
-        acted.stuck.push(error);
-        return acted;
-    }
-    for vmi in on_node {
-        if stop.contains_key(&VmRef::owner_of(vmi)) {
-            continue;
-        }
-        acted.vms.push(drained(
-            node,
-            vmi,
-            objects,
-            index,
-            predict,
-            &mut acted.notes,
-        ));
-    }
+    let stopped = |vmi: &Value| stop.contains_key(&VmRef::owner_of(vmi));
+    cordon_and_drain(node, on_node, &stopped, objects, index, predict, &mut acted);
     acted
 }
 
@@ -141,24 +126,40 @@ pub fn forced(
         acted.stuck.push(error);
         return acted;
     }
+    let stopped = |vmi: &Value| {
+        keys.contains_key(&VmRef::owner_of(vmi)) || keys.contains_key(&VmRef::of(vmi))
+    };
+    cordon_and_drain(
+        node,
+        index.vmis_on(node),
+        &stopped,
+        objects,
+        index,
+        predict,
+        &mut acted,
+    );
+    acted
+}
+
+/// The cordon (the last-available-node rule), then the drain of every VMI on the node that was
+/// not `stopped`.
+fn cordon_and_drain(
+    node: &str,
+    on_node: Vec<&Value>,
+    stopped: &dyn Fn(&Value) -> bool,
+    objects: &Objects,
+    index: &Index,
+    predict: &dyn Fn(&Value) -> Assessment,
+    acted: &mut Acted,
+) {
     if let Some(error) = last_available_node(node, objects.nodes) {
         acted.stuck.push(error);
-        return acted;
+        return;
     }
-    for vmi in index.vmis_on(node) {
-        if keys.contains_key(&VmRef::owner_of(vmi)) || keys.contains_key(&VmRef::of(vmi)) {
-            continue;
-        }
-        acted.vms.push(drained(
-            node,
-            vmi,
-            objects,
-            index,
-            predict,
-            &mut acted.notes,
-        ));
+    for vmi in on_node.into_iter().filter(|vmi| !stopped(vmi)) {
+        let outcome = drained(node, vmi, objects, index, predict, &mut acted.notes);
+        acted.vms.push(outcome);
     }
-    acted
 }
 
 /// `findAndStopVM` (ND:235-261) on each name in order: a VM that does not exist fails the
