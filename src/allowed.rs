@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::view::Scalar;
+
 /// How a value stands against its allowed list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Allowance {
@@ -17,12 +19,12 @@ pub(crate) enum Allowance {
 /// Checks `value` against `allowed`. `old` gives the old object's value at the same path; it is
 /// asked only for a value that is not allowed, so the old object is parsed only then. Rules
 /// without grandfathering pass `|| None`.
-pub(crate) fn allowance<'a>(
-    value: &Value,
+pub(crate) fn allowance<'a, V: Text + ?Sized + 'a>(
+    value: &V,
     allowed: &[String],
-    old: impl FnOnce() -> Option<&'a Value>,
+    old: impl FnOnce() -> Option<&'a V>,
 ) -> Allowance {
-    if is_listed(value, allowed) {
+    if value.text().is_some_and(|v| allowed.iter().any(|a| a == v)) {
         Allowance::Allowed
     } else if old() == Some(value) {
         Allowance::Kept
@@ -31,11 +33,23 @@ pub(crate) fn allowance<'a>(
     }
 }
 
-/// Whether a JSON value is a string listed in `allowed`.
-fn is_listed(value: &Value, allowed: &[String]) -> bool {
-    value
-        .as_str()
-        .is_some_and(|v| allowed.iter().any(|a| a == v))
+/// A JSON value compared with an allowed list: the request's view of it, or a `Value` (the
+/// KubeVirt CR).
+pub(crate) trait Text: PartialEq {
+    /// The string, when the value is one.
+    fn text(&self) -> Option<&str>;
+}
+
+impl Text for Value {
+    fn text(&self) -> Option<&str> {
+        self.as_str()
+    }
+}
+
+impl Text for Scalar<'_> {
+    fn text(&self) -> Option<&str> {
+        self.as_str()
+    }
 }
 
 #[cfg(test)]

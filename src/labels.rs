@@ -1,68 +1,74 @@
 //! The maintenance-mode strategy label rules (docs/rules.md): M1, M2 (mutation) and V1–V5
 //! (validation).
 
-use serde_json::Value;
-
 use crate::allowed::{Allowance, allowance};
-use crate::json::{FieldError, Object, show};
 use crate::review::Review;
 use crate::settings::Mode;
 use crate::strategy::is_maintenance_strategy;
 use crate::verdict::Verdict;
-use crate::vm::{self, label};
+use crate::view::{Field, Scalar, shown};
+use crate::vm::{self, Labels, Metadata, Vm};
 
-/// G5: the two label maps must be objects or `null`.
-pub(crate) fn check_shape(vm: &Object) -> Result<(), FieldError> {
-    vm::labels(vm)?;
-    vm::template_labels(vm)?;
-    Ok(())
+/// G5: the two label maps (and the `metadata` holding them) must be objects or `null`; the
+/// message names the first that is not.
+pub(crate) fn check_shape(vm: &Vm) -> Result<(), String> {
+    labels_shape(&vm.metadata, "metadata")?;
+    match vm.template() {
+        Some(template) => labels_shape(&template.metadata, "spec.template.metadata"),
+        None => Ok(()),
+    }
+}
+
+fn labels_shape(metadata: &Field<Metadata>, path: &str) -> Result<(), String> {
+    let wrong = |path: &str, kind: &str| Err(format!("{path}: must be an object, got {kind}"));
+    match metadata {
+        Field::Other(kind) => wrong(path, kind),
+        Field::Object(metadata) => match metadata.labels {
+            Field::Other(kind) => wrong(&format!("{path}.labels"), kind),
+            _ => Ok(()),
+        },
+        Field::Absent | Field::Null => Ok(()),
+    }
 }
 
 /// The mutation step: M1, then M2.
-pub(crate) fn mutate(vm: &mut Object, review: &Review, _verdict: &mut Verdict) {
+pub(crate) fn mutate(vm: &mut Vm, review: &Review, _verdict: &mut Verdict) {
     let settings = review.settings;
     default_label(vm, &settings.label_key, &settings.default_strategy);
     propagate_label(vm, &settings.label_key);
 }
 
 /// M1: a VM without the label gets the default strategy. An existing value is never changed.
-fn default_label(vm: &mut Object, key: &str, default: &str) {
-    let present = matches!(vm::labels(vm), Ok(Some(labels)) if labels.contains_key(key));
-    if !present {
-        vm::set_label(vm, key, Value::String(default.to_owned()));
+fn default_label(vm: &mut Vm, key: &str, default: &str) {
+    if vm.label(key).is_none() {
+        vm::set_label(&mut vm.metadata, key, Scalar::str(default.to_owned()));
     }
 }
 
 /// M2: copy the label verbatim into `spec.template.metadata.labels` (never creating `spec.template`).
-fn propagate_label(vm: &mut Object, key: &str) {
-    let Some(value) = vm::label_of(vm, key).cloned() else {
+fn propagate_label(vm: &mut Vm, key: &str) {
+    let Some(value) = vm.label(key).cloned() else {
         return;
     };
-    if vm::template_label_of(vm, key) == Some(&value) {
+    if vm.template_label(key) == Some(&value) {
         return;
     }
-    if let Some(template) = vm::template_mut(vm) {
-        vm::set_label(template, key, value);
+    if let Some(template) = vm.template_mut() {
+        vm::set_label(&mut template.metadata, key, value);
     }
 }
 
 /// The validation step, on the (mutated) object: V1–V5.
-pub(crate) fn validate(vm: &Object, review: &Review, verdict: &mut Verdict) {
+pub(crate) fn validate(vm: &Vm, review: &Review, verdict: &mut Verdict) {
     let key = review.settings.label_key.as_str();
-    let labels = vm::labels(vm).ok().flatten();
-    let template_labels = vm::template_labels(vm).ok().flatten();
-    match label(labels, key) {
+    let labels = vm.labels();
+    let template_labels = vm.template_labels();
+    match vm.label(key) {
         None => missing_label(key, review, verdict),
         Some(value) => strategy_value(key, value, review, verdict),
     }
-    if vm::template(vm).is_some() {
-        template_mismatch(
-            key,
-            label(template_labels, key),
-            label(labels, key),
-            review,
-            verdict,
-        );
+    if vm.template().is_some() {
+        template_mismatch(key, vm.template_label(key), vm.label(key), review, verdict);
     }
     case_variant_keys("metadata.labels", labels, key, verdict);
     case_variant_keys(
@@ -92,9 +98,9 @@ fn missing_label(key: &str, review: &Review, verdict: &mut Verdict) {
 }
 
 /// V2 and V3: the value must be an allowed strategy, unless an UPDATE keeps it unchanged.
-fn strategy_value(key: &str, value: &Value, review: &Review, verdict: &mut Verdict) {
+fn strategy_value(key: &str, value: &Scalar, review: &Review, verdict: &mut Verdict) {
     let allowed = &review.settings.allowed_strategies;
-    let shown = show(Some(value));
+    let shown = shown(Some(value));
     match allowance(value, allowed, || review.old_label(key)) {
         Allowance::Allowed => {}
         Allowance::Refused => verdict.reject(format!(
@@ -114,15 +120,15 @@ fn strategy_value(key: &str, value: &Value, review: &Review, verdict: &mut Verdi
 /// V4: the template's copy must equal the VM's label (only reachable with `mutate: false`).
 fn template_mismatch(
     key: &str,
-    in_template: Option<&Value>,
-    on_vm: Option<&Value>,
+    in_template: Option<&Scalar>,
+    on_vm: Option<&Scalar>,
     review: &Review,
     verdict: &mut Verdict,
 ) {
     if in_template == on_vm {
         return;
     }
-    let (t, l) = (show(in_template), show(on_vm));
+    let (t, l) = (shown(in_template), shown(on_vm));
     let warning =
         || format!("spec.template.metadata.labels[{key}] ({t}) differs from metadata.labels ({l})");
     match review.settings.template_mismatch {
@@ -144,8 +150,8 @@ fn template_mismatch(
 }
 
 /// V5: a key that equals the label key but for case is ignored by Harvester: say so.
-fn case_variant_keys(path: &str, labels: Option<&Object>, key: &str, verdict: &mut Verdict) {
-    for other in labels.into_iter().flat_map(Object::keys) {
+fn case_variant_keys(path: &str, labels: Option<&Labels>, key: &str, verdict: &mut Verdict) {
+    for other in labels.into_iter().flat_map(Labels::keys) {
         if other != key && other.eq_ignore_ascii_case(key) {
             verdict.warn(format!(
                 "{path}[{other}] is ignored: label keys are case-sensitive"

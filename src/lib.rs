@@ -24,6 +24,7 @@ pub mod settings;
 mod splice;
 pub mod strategy;
 mod verdict;
+mod view;
 mod vm;
 mod vmi;
 

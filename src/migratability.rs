@@ -7,10 +7,10 @@
 use serde_json::Value;
 
 use crate::configuration::{Configuration, Rules};
-use crate::json::{Object, member, name_of};
 use crate::reason::{Reason, ReasonKind};
-use crate::vm;
-use crate::vmi::{self, Sources, Vmi, binding_of};
+use crate::view::{self, Scalar};
+use crate::vm::{self, Disk, Interface, Vm, name_of};
+use crate::vmi::{self, Sources, Vmi};
 
 /// Harvester's annotation holding the VM's PVC templates as a JSON array.
 pub(crate) const VOLUME_CLAIM_TEMPLATES: &str = "harvesterhci.io/volumeClaimTemplates";
@@ -32,7 +32,7 @@ pub struct Findings {
 
 /// What the reasons read besides the VMI.
 pub(crate) struct Context<'a> {
-    pub(crate) vm: &'a Object,
+    pub(crate) vm: &'a Vm<'a>,
     pub(crate) config: &'a Configuration,
     pub(crate) rules: Rules,
     /// The access modes of a claim the VM's own templates do not describe (`None`: unknown).
@@ -66,7 +66,18 @@ pub(crate) fn reasons_of(vmi: &Vmi, context: &Context) -> Findings {
 
 /// The reasons the VM's spec shows on its own: no instancetype or preference, KubeVirt's default
 /// configuration, the newest rules (v1.9), claims only from the VM's own templates.
-pub fn non_migratable_reasons(vm: &Object) -> Findings {
+pub fn non_migratable_reasons(vm: &Value) -> Findings {
+    let text = vm.to_string();
+    let vm = match view::parse::<Vm>(&text) {
+        Ok(vm) => vm.unwrap_or_default(),
+        Err(why) => {
+            return Findings {
+                warnings: vec![format!("the VM cannot be read: {why}")],
+                ..Findings::default()
+            };
+        }
+    };
+    let vm = &vm;
     let config = Configuration::default();
     let vmi = vmi::expand(vm, Sources::default(), &config, Rules::V1_9);
     let context = Context {
@@ -90,12 +101,9 @@ pub(crate) struct Needs {
 /// Which reasons of `vmi` depend on the cluster's configuration or release; `rules` is the release
 /// when it is already known (then a v1.8 single GPU needs no configuration).
 pub(crate) fn needs(vmi: &Vmi, rules: Option<Rules>) -> Needs {
-    let plugin = primary_interface(vmi).is_some_and(|i| binding_of(i) == Some("binding"));
+    let plugin = primary_interface(vmi).is_some_and(|i| i.binding() == Some("binding"));
     let one_gpu = vmi.gpus.len() == 1;
-    let reservation = vmi
-        .disks
-        .iter()
-        .any(|d| d.pointer("/lun/reservation") == Some(&Value::Bool(true)));
+    let reservation = vmi.disks.iter().any(reserved);
     Needs {
         configuration: vmi.default_interface.is_some()
             || plugin
@@ -106,14 +114,16 @@ pub(crate) fn needs(vmi: &Vmi, rules: Option<Rules>) -> Needs {
 
 /// The pod network's interface (`interface.go:64-69`): `None` without interfaces, without a pod
 /// network, or without an interface of its name.
-fn primary_interface<'v>(vmi: &'v Vmi) -> Option<&'v Value> {
-    let pod = vmi
-        .networks
-        .iter()
-        .find(|n| member(Some(n), "pod").is_some())?;
-    vmi.interfaces
-        .iter()
-        .find(|i| i.get("name") == pod.get("name"))
+fn primary_interface<'v>(vmi: &'v Vmi) -> Option<&'v Interface<'v>> {
+    let pod = vmi.networks.iter().find(|n| n.pod.0)?;
+    vmi.interfaces.iter().find(|i| i.name == pod.name)
+}
+
+/// A LUN disk with `reservation: true`.
+fn reserved(disk: &Disk) -> bool {
+    disk.lun
+        .get()
+        .is_some_and(|l| l.reservation == Some(Scalar::Bool(true)))
 }
 
 /// `InterfaceNotLiveMigratable` (`pkg/network/vmispec/interface.go:58-88`, the same in v1.8.4):
@@ -124,14 +134,10 @@ fn interface_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findi
     if vmi.interfaces.is_empty() {
         return;
     }
-    let Some(pod) = vmi
-        .networks
-        .iter()
-        .find(|n| member(Some(n), "pod").is_some())
-    else {
+    let Some(pod) = vmi.networks.iter().find(|n| n.pod.0) else {
         return;
     };
-    let network = name_of(pod);
+    let network = name_of(&pod.name, &pod.device_name);
     let Some(interface) = primary_interface(vmi) else {
         found.reasons.push(Reason::new(
             REASON,
@@ -139,14 +145,11 @@ fn interface_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findi
         ));
         return;
     };
-    let what = match binding_of(interface) {
+    let what = match interface.binding() {
         Some("masquerade" | "passtBinding") => return,
         Some("bridge") if vmi.annotations.contains_key(ALLOW_POD_BRIDGE) => return,
         Some("binding") => {
-            let plugin = interface
-                .pointer("/binding/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let plugin = interface.plugin();
             if context.config.plugin_migrates(plugin) {
                 return;
             }
@@ -184,21 +187,22 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
     for device in vmi.host_devices.iter() {
         found.reasons.push(Reason::new(
             REASON,
-            format!("host device {}", name_of(device)),
+            format!("host device {}", name_of(&device.name, &device.device_name)),
         ));
     }
     match (context.rules, &*vmi.gpus) {
         (_, []) => {}
         (Rules::V1_8, gpus) => {
             for gpu in gpus {
-                found
-                    .reasons
-                    .push(Reason::new(REASON, format!("GPU {}", name_of(gpu))));
+                found.reasons.push(Reason::new(
+                    REASON,
+                    format!("GPU {}", name_of(&gpu.name, &gpu.device_name)),
+                ));
             }
         }
         (Rules::V1_9, [gpu]) => {
-            let name = name_of(gpu);
-            let device = gpu.get("deviceName").and_then(Value::as_str);
+            let name = name_of(&gpu.name, &gpu.device_name);
+            let device = gpu.device_name.as_ref().and_then(Scalar::as_str);
             if !context.config.gate(VGPU_GATE) {
                 found.reasons.push(Reason::new(
                     REASON,
@@ -212,7 +216,10 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
             }
         }
         (Rules::V1_9, gpus) => {
-            let names: Vec<String> = gpus.iter().map(name_of).collect();
+            let names: Vec<String> = gpus
+                .iter()
+                .map(|g| name_of(&g.name, &g.device_name))
+                .collect();
             found.reasons.push(Reason::new(
                 REASON,
                 format!(
@@ -228,16 +235,18 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
 /// `SEVNotLiveMigratable` (`launchSecurity.sev` or `.snp`), else `TDXNotLiveMigratable`
 /// (`launchSecurity.tdx`): `pkg/util/amd64.go:22-27`, `62-64`; `vm.go:1264-1268`.
 fn sev_or_tdx_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) {
-    let security = vmi.launch_security;
-    if let Some(kind) = ["sev", "snp"]
+    let Some(security) = vmi.launch_security.and_then(|s| s.get()) else {
+        return;
+    };
+    if let Some(kind) = [("sev", security.sev), ("snp", security.snp)]
         .into_iter()
-        .find(|k| member(security, k).is_some())
+        .find_map(|(kind, seen)| seen.0.then_some(kind))
     {
         found.reasons.push(Reason::new(
             ReasonKind::SEVNotLiveMigratable,
             format!("launch security {kind}"),
         ));
-    } else if member(security, "tdx").is_some() {
+    } else if security.tdx.0 {
         found.reasons.push(Reason::new(
             ReasonKind::TDXNotLiveMigratable,
             "launch security tdx",
@@ -262,10 +271,13 @@ fn persistent_reservation_not_live_migratable(vmi: &Vmi, context: &Context, foun
         return;
     }
     for disk in vmi.disks.iter() {
-        if disk.pointer("/lun/reservation") == Some(&Value::Bool(true)) {
+        if reserved(disk) {
             found.reasons.push(Reason::new(
                 ReasonKind::PersistentReservationNotLiveMigratable,
-                format!("LUN {} with reservation", name_of(disk)),
+                format!(
+                    "LUN {} with reservation",
+                    name_of(&disk.name, &disk.device_name)
+                ),
             ));
         }
     }
@@ -276,18 +288,16 @@ fn persistent_reservation_not_live_migratable(vmi: &Vmi, context: &Context, foun
 /// `invtsc` feature of policy `require`/`force`, on a cluster whose TSC frequency may be unknown.
 /// Node-dependent unless `minimumClusterTSCFrequency` is set (then never): a warning only.
 fn no_tsc_frequency_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findings) {
+    let text = |value: &Option<Scalar>| value.as_ref().and_then(Scalar::as_str).map(str::to_owned);
     let invtsc = vmi.cpu_features.iter().any(|f| {
-        f.get("name").and_then(Value::as_str) == Some("invtsc")
-            && matches!(
-                f.get("policy").and_then(Value::as_str),
-                Some("require" | "force")
-            )
+        text(&f.name).as_deref() == Some("invtsc")
+            && matches!(text(&f.policy).as_deref(), Some("require" | "force"))
     });
     let reenlightenment = vmi
         .hyperv
         .get("reenlightenment")
-        .filter(|r| r.is_object())
-        .is_some_and(|r| r.get("enabled") != Some(&Value::Bool(false)));
+        .and_then(|r| r.get())
+        .is_some_and(|r| r.enabled != Some(Scalar::Bool(false)));
     if reenlightenment && !invtsc && !context.config.tsc_frequency_known() {
         found.node.push(Reason::new(
             ReasonKind::NoTSCFrequencyNotLiveMigratable,
@@ -298,11 +308,8 @@ fn no_tsc_frequency_not_live_migratable(vmi: &Vmi, context: &Context, found: &mu
 
 /// `HypervPassthroughNotLiveMigratable` (`vm.go:1278-1280`): `features.hypervPassthrough.enabled`.
 fn hyperv_passthrough_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) {
-    let enabled = vmi
-        .hyperv_passthrough
-        .as_ref()
-        .and_then(|p| p.get("enabled"));
-    if enabled == Some(&Value::Bool(true)) {
+    let enabled = vmi.hyperv_passthrough.and_then(|p| p.enabled.as_ref());
+    if enabled == Some(&Scalar::Bool(true)) {
         found.reasons.push(Reason::new(
             ReasonKind::HypervPassthroughNotLiveMigratable,
             "Hyper-V passthrough",
@@ -320,12 +327,16 @@ fn disks_not_live_migratable(_: &Vmi, context: &Context, found: &mut Findings) {
     let vm = context.vm;
     let templated = claim_templates(vm, found);
     let mut seen: Vec<&str> = Vec::new();
-    for volume in vm::template_spec_items(vm, "volumes") {
-        if let Some(disk) = member(Some(volume), "hostDisk") {
-            if disk.get("shared") != Some(&Value::Bool(true)) {
+    for volume in vm.volumes() {
+        if volume.host_disk.is_set() {
+            let shared = volume.host_disk.get().and_then(|d| d.shared.as_ref());
+            if shared != Some(&Scalar::Bool(true)) {
                 found.reasons.push(Reason::new(
                     REASON,
-                    format!("hostDisk {} not shared", name_of(volume)),
+                    format!(
+                        "hostDisk {} not shared",
+                        name_of(&volume.name, &volume.device_name)
+                    ),
                 ));
             }
             continue;
@@ -355,45 +366,37 @@ fn disks_not_live_migratable(_: &Vmi, context: &Context, found: &mut Findings) {
 
 /// The claim a `persistentVolumeClaim` or `dataVolume` volume mounts (CDI names the PVC after its
 /// DataVolume, `vm.go:1870-1875`).
-fn claim_name(volume: &Value) -> Option<&str> {
-    volume
-        .pointer("/persistentVolumeClaim/claimName")
-        .or_else(|| volume.pointer("/dataVolume/name"))
-        .and_then(Value::as_str)
+fn claim_name<'v>(volume: &'v vm::Volume) -> Option<&'v str> {
+    let claim = volume.persistent_volume_claim.get();
+    claim
+        .and_then(|c| c.claim_name.as_ref())
+        .or_else(|| volume.data_volume.get().and_then(|d| d.name.as_ref()))
+        .and_then(Scalar::as_str)
         .filter(|n| !n.is_empty())
 }
 
 /// The VM's own claim templates: `spec.dataVolumeTemplates` (`spec.pvc.accessModes`, else
 /// `spec.storage.accessModes`) and Harvester's `volumeClaimTemplates` annotation; modes `None`
 /// where the template leaves them to the storage profile. A malformed annotation is a warning.
-fn claim_templates(vm: &Object, found: &mut Findings) -> Vec<(String, Option<Vec<String>>)> {
-    let modes_of = |modes: Option<&Value>| {
-        modes.and_then(Value::as_array).map(|m| {
-            m.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-    };
+fn claim_templates(vm: &Vm, found: &mut Findings) -> Vec<(String, Option<Vec<String>>)> {
     let mut templates = Vec::new();
-    for dv in vm::data_volume_templates(vm) {
-        let spec = dv.get("spec");
+    for dv in vm.data_volume_templates() {
+        let spec = dv.spec.get();
         let modes = spec
-            .and_then(|s| s.pointer("/pvc/accessModes"))
-            .or_else(|| spec.and_then(|s| s.pointer("/storage/accessModes")));
-        if let Some(name) = dv.pointer("/metadata/name").and_then(Value::as_str) {
+            .and_then(|s| s.pvc.get()?.access_modes.as_ref())
+            .or_else(|| spec.and_then(|s| s.storage.get()?.access_modes.as_ref()));
+        if let Some(name) = template_name(dv) {
             templates.push((name.to_owned(), modes_of(modes)));
         }
     }
-    if let Some(raw) = vm::annotation(vm, VOLUME_CLAIM_TEMPLATES) {
-        match raw.as_str().map(serde_json::from_str::<Vec<Value>>) {
+    if let Some(raw) = vm.annotation(VOLUME_CLAIM_TEMPLATES) {
+        let claims = raw.as_str().map(view::parse_array::<vm::ClaimTemplate>);
+        match claims {
             Some(Ok(claims)) => {
                 for claim in &claims {
-                    if let Some(name) = claim.pointer("/metadata/name").and_then(Value::as_str) {
-                        templates.push((
-                            name.to_owned(),
-                            modes_of(claim.pointer("/spec/accessModes")),
-                        ));
+                    if let Some(name) = template_name(claim) {
+                        let modes = claim.spec.get().and_then(|s| s.access_modes.as_ref());
+                        templates.push((name.to_owned(), modes_of(modes)));
                     }
                 }
             }
@@ -405,12 +408,31 @@ fn claim_templates(vm: &Object, found: &mut Findings) -> Vec<(String, Option<Vec
     templates
 }
 
+/// `metadata.name` of a claim template, when a string.
+fn template_name<'v>(template: &'v vm::ClaimTemplate) -> Option<&'v str> {
+    template.metadata.get()?.name.as_ref()?.as_str()
+}
+
+/// The access modes of a template: `None` unless a list; its strings.
+fn modes_of(modes: Option<&Scalar>) -> Option<Vec<String>> {
+    match modes {
+        Some(Scalar::Other(Value::Array(modes))) => Some(
+            modes
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
 /// The claims the spec does not describe: each claim of `spec.template.spec.volumes`, in volume
 /// order, that is none of the VM's own templates. Each name once.
-pub(crate) fn external_claims(vm: &Object) -> Vec<&str> {
+pub(crate) fn external_claims<'v>(vm: &'v Vm) -> Vec<&'v str> {
     let templated = claim_templates(vm, &mut Findings::default());
     let mut claims: Vec<&str> = Vec::new();
-    for volume in vm::template_spec_items(vm, "volumes") {
+    for volume in vm.volumes() {
         if let Some(name) = claim_name(volume)
             .filter(|n| !templated.iter().any(|(t, _)| t == n) && !claims.contains(n))
         {
@@ -421,7 +443,7 @@ pub(crate) fn external_claims(vm: &Object) -> Vec<&str> {
 }
 
 /// Whether the VM names an instancetype or a preference.
-pub(crate) fn names_instancetype(vm: &Object) -> bool {
-    let spec = vm.get("spec");
-    member(spec, "instancetype").is_some() || member(spec, "preference").is_some()
+pub(crate) fn names_instancetype(vm: &Vm) -> bool {
+    vm.spec()
+        .is_some_and(|s| s.instancetype.is_set() || s.preference.is_set())
 }

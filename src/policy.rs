@@ -8,27 +8,28 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::cluster::{Cluster, Host};
-use crate::json::{FieldError, Object, parse_object};
+use crate::json::{Object, parse_object};
 use crate::request::{Operation, Payload, Request};
 use crate::response::{self, Mutated};
 use crate::review::Review;
 use crate::settings::Settings;
 use crate::splice::{Edit, splice};
 use crate::verdict::{MISCONFIGURED, UNPROCESSABLE, Verdict};
-use crate::vm::{self, OwnedPaths};
+use crate::view::{self, Scalar};
+use crate::vm::{self, OwnedPaths, Vm};
 use crate::{eviction, kubevirt, labels};
 
 /// A mutation step: may edit only the paths its rules own, and may add warnings about what it did.
-type Mutation = fn(&mut Object, &Review, &mut Verdict);
+type Mutation = fn(&mut Vm, &Review, &mut Verdict);
 /// A validation step: reads the (mutated) object and adds to the verdict.
-type Validation = fn(&Object, &Review, &mut Verdict);
+type Validation = fn(&Vm, &Review, &mut Verdict);
 
 /// A VirtualMachine: M1, M2, then M3 and V7's `fix`.
 const VM_MUTATIONS: [Mutation; 2] = [labels::mutate, eviction::mutate];
 /// A VirtualMachine: V1–V5, then V6 and V7.
 const VM_VALIDATIONS: [Validation; 2] = [labels::validate, eviction::validate];
 /// The KubeVirt CR is never mutated: K1–K3.
-const KUBEVIRT_VALIDATIONS: [Validation; 1] = [kubevirt::validate];
+const KUBEVIRT_VALIDATIONS: [fn(&Object, &Review, &mut Verdict); 1] = [kubevirt::validate];
 
 /// What the gate routes a request to.
 #[derive(Debug, PartialEq, Eq)]
@@ -58,33 +59,56 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
             return response::reject(format!("invalid policy settings: {message}"), MISCONFIGURED);
         }
     };
-    let (object, raw) = match (parse_object(request.object), request.object) {
-        (Ok(Some(object)), Some(raw)) => (object, raw),
-        (Err(why), _) => return response::reject(format!("object: {why}"), UNPROCESSABLE),
-        _ => return response::reject("object: missing".to_owned(), UNPROCESSABLE),
+    let Some(raw) = request.object.filter(|raw| raw.get() != "null") else {
+        return response::reject("object: missing".to_owned(), UNPROCESSABLE);
     };
-    let namespace = match request.namespace.as_deref() {
-        Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
-        _ => object
-            .get("metadata")
-            .and_then(|m| m.get("namespace"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+    let unreadable = |why: String| response::reject(format!("object: {why}"), UNPROCESSABLE);
+    let review = |namespace: Option<&'_ str>| {
+        let namespace = match request.namespace.as_deref() {
+            Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
+            _ => namespace.map(str::to_owned),
+        };
+        (namespace, operation)
     };
-    let review = Review::new(
-        operation,
-        &settings,
-        namespace.as_deref(),
-        cluster,
-        request.old_object,
-    );
     match target {
-        Target::VirtualMachine => virtual_machine(object, raw, &review),
+        Target::VirtualMachine => {
+            let vm: Vm = match view::parse(raw.get()) {
+                Ok(Some(vm)) => vm,
+                Ok(None) => return unreadable("missing".to_owned()),
+                Err(why) => return unreadable(why),
+            };
+            let (namespace, operation) = review(vm.namespace());
+            let review = Review::new(
+                operation,
+                &settings,
+                namespace.as_deref(),
+                cluster,
+                request.old_object,
+            );
+            virtual_machine(vm, raw, &review)
+        }
         Target::KubeVirt => {
+            let cr = match parse_object(Some(raw)) {
+                Ok(Some(cr)) => cr,
+                Ok(None) => return unreadable("missing".to_owned()),
+                Err(why) => return unreadable(why),
+            };
+            let namespace = cr
+                .get("metadata")
+                .and_then(|m| m.get("namespace"))
+                .and_then(Value::as_str);
+            let (namespace, operation) = review(namespace);
+            let review = Review::new(
+                operation,
+                &settings,
+                namespace.as_deref(),
+                cluster,
+                request.old_object,
+            );
             let mut verdict = Verdict::default();
             KUBEVIRT_VALIDATIONS
                 .iter()
-                .for_each(|step| step(&object, &review, &mut verdict));
+                .for_each(|step| step(&cr, &review, &mut verdict));
             response::respond(verdict, None)
         }
     }
@@ -105,16 +129,13 @@ fn gate(request: &Request) -> Option<(Target, Operation)> {
 
 /// G5, mutation, then validation of the mutated object. The mutation steps' warnings follow the
 /// validation's: they say what the policy did about what validation found.
-fn virtual_machine(mut vm: Object, raw: &RawValue, review: &Review) -> Vec<u8> {
-    if let Err(FieldError(message)) = labels::check_shape(&vm) {
+fn virtual_machine(mut vm: Vm, raw: &RawValue, review: &Review) -> Vec<u8> {
+    if let Err(message) = labels::check_shape(&vm) {
         return response::reject(message, UNPROCESSABLE);
     }
-    let paths = OwnedPaths::new(review.settings.label_key.as_str());
+    let key = review.settings.label_key.as_str();
     let mut done = Verdict::default();
-    let before = review
-        .settings
-        .mutate
-        .then(|| vm::owned_values(&vm, &paths));
+    let before = review.settings.mutate.then(|| vm::owned_values(&vm, key));
     if review.settings.mutate {
         VM_MUTATIONS
             .iter()
@@ -129,19 +150,28 @@ fn virtual_machine(mut vm: Object, raw: &RawValue, review: &Review) -> Vec<u8> {
     let Some(before) = before else {
         return response::respond(verdict, None);
     };
-    let after = vm::owned_values(&vm, &paths);
+    let after = vm::owned_values(&vm, key);
     if before == after {
         return response::respond(verdict, None);
     }
-    match edits(&paths, &before, &after).and_then(|edits| splice(raw, &edits)) {
-        Some(spliced) => {
-            // The tree is no longer needed: its memory serves the answer.
-            drop(vm);
-            response::respond(verdict, Some(Mutated::Spliced(spliced)))
-        }
+    // The view is no longer needed: its memory serves the answer.
+    drop(vm);
+    let after = after.map(|value| value.as_ref().map(Scalar::to_value));
+    let paths = OwnedPaths::new(key);
+    let Some(edits) = edits(&paths, &before, &after) else {
+        return response::reject(
+            "object: a mutation removed a value".to_owned(),
+            UNPROCESSABLE,
+        );
+    };
+    match splice(raw, &edits) {
+        Some(spliced) => response::respond(verdict, Some(Mutated::Spliced(spliced))),
         // Only for hand-made JSON with an earlier duplicate key on an edited path that is not an
-        // object (the tree holds the last one): the whole object, re-serialised.
-        None => response::respond(verdict, Some(Mutated::Whole(Value::Object(vm)))),
+        // object (a parser keeps the last one): the whole object, re-serialised.
+        None => match whole(raw, &edits) {
+            Ok(object) => response::respond(verdict, Some(Mutated::Whole(object))),
+            Err(why) => response::reject(format!("object: {why}"), UNPROCESSABLE),
+        },
     }
 }
 
@@ -149,18 +179,48 @@ fn virtual_machine(mut vm: Object, raw: &RawValue, review: &Review) -> Vec<u8> {
 /// does).
 fn edits<'e>(
     paths: &'e OwnedPaths,
-    before: &[Option<Value>; 3],
+    before: &[Option<Scalar>; 3],
     after: &'e [Option<Value>; 3],
 ) -> Option<Vec<Edit<'e>>> {
     let mut edits = Vec::with_capacity(3);
     for ((path, before), after) in paths.all().into_iter().zip(before).zip(after) {
         match after {
-            Some(value) if before.as_ref() != Some(value) => edits.push((path, value)),
+            Some(value) if before.as_ref().map(Scalar::to_value).as_ref() != Some(value) => {
+                edits.push((path, value))
+            }
             None if before.is_some() => return None,
             _ => {}
         }
     }
     Some(edits)
+}
+
+/// The object parsed whole, with the edits written in (objects along a path created where absent
+/// or `null`).
+fn whole(raw: &RawValue, edits: &[Edit]) -> Result<Value, String> {
+    let mut object: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+    for (path, value) in edits {
+        let Some((last, parents)) = path.split_last() else {
+            continue;
+        };
+        let mut at = &mut object;
+        for step in parents {
+            if at.is_null() {
+                *at = Value::Object(Object::new());
+            }
+            let Some(map) = at.as_object_mut() else {
+                return Err(format!("{step}: must be an object"));
+            };
+            at = map.entry(*step).or_insert(Value::Null);
+        }
+        if at.is_null() {
+            *at = Value::Object(Object::new());
+        }
+        if let Some(map) = at.as_object_mut() {
+            map.insert((*last).to_owned(), (*value).clone());
+        }
+    }
+    Ok(object)
 }
 
 /// The `validate_settings` waPC function.

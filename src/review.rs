@@ -4,14 +4,13 @@
 
 use std::cell::OnceCell;
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::cluster::{Cluster, Lookups};
-use crate::json::{Object, parse_object};
 use crate::request::Operation;
 use crate::settings::Settings;
-use crate::vm;
+use crate::view::{self, Scalar};
+use crate::vm::Vm;
 
 pub(crate) struct Review<'a> {
     pub(crate) operation: Operation,
@@ -20,7 +19,7 @@ pub(crate) struct Review<'a> {
     pub(crate) namespace: Option<&'a str>,
     pub(crate) cluster: Lookups<'a>,
     old_raw: Option<&'a RawValue>,
-    old: OnceCell<Option<Object>>,
+    old: OnceCell<Option<Vm<'a>>>,
 }
 
 impl<'a> Review<'a> {
@@ -43,27 +42,30 @@ impl<'a> Review<'a> {
 
     /// The old object of an UPDATE. `None` on CREATE and on an UPDATE whose `oldObject` is missing
     /// or not an object: such an UPDATE is evaluated as a CREATE (G5).
-    pub(crate) fn old(&self) -> Option<&Object> {
+    pub(crate) fn old(&self) -> Option<&Vm<'a>> {
         if self.operation != Operation::Update {
             return None;
         }
         self.old
-            .get_or_init(|| parse_object(self.old_raw).ok().flatten())
+            .get_or_init(|| {
+                let raw = self.old_raw?;
+                view::parse(raw.get()).ok().flatten()
+            })
             .as_ref()
     }
 
     /// `old.metadata.labels[key]`.
-    pub(crate) fn old_label(&self, key: &str) -> Option<&Value> {
-        vm::label_of(self.old()?, key)
+    pub(crate) fn old_label(&self, key: &str) -> Option<&Scalar<'a>> {
+        self.old()?.label(key)
     }
 
     /// `old.spec.template.metadata.labels[key]`.
-    pub(crate) fn old_template_label(&self, key: &str) -> Option<&Value> {
-        vm::template_label_of(self.old()?, key)
+    pub(crate) fn old_template_label(&self, key: &str) -> Option<&Scalar<'a>> {
+        self.old()?.template_label(key)
     }
 
     /// `old.spec.template.spec.evictionStrategy`.
-    pub(crate) fn old_eviction_strategy(&self) -> Option<&Value> {
-        vm::eviction_strategy(self.old()?)
+    pub(crate) fn old_eviction_strategy(&self) -> Option<&Scalar<'a>> {
+        self.old()?.eviction_strategy()
     }
 }

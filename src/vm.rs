@@ -1,90 +1,330 @@
-//! A thin view over a VirtualMachine's raw JSON: the label maps, the template and the parts of its
-//! spec the rules read, and the few writes the mutation rules own. Nothing here deserializes into a
-//! typed object, so a mutation can never drop a field the policy does not know.
+//! The VirtualMachine as the rules read it: a borrowed view of its text with only the members a
+//! rule reads (`view`), and the few writes the mutation rules own. The answer's `mutated_object`
+//! is the request's own text with the owned paths spliced in (`splice`), so the view never has to
+//! hold what the policy does not know.
 
-use serde_json::Value;
+use std::borrow::Cow;
 
-use crate::json::{FieldError, child_map, child_map_mut, items, member};
-// The VM view works on raw objects; `drain` still names the type through here.
-pub(crate) use crate::json::Object;
+use crate::view::{Field, List, Map, Scalar, Seen, view};
 
-/// `x.metadata.labels`.
-pub(crate) fn labels(vm: &Object) -> Result<Option<&Object>, FieldError> {
-    match child_map(vm, "metadata", "metadata")? {
-        Some(metadata) => child_map(metadata, "labels", "metadata.labels"),
-        None => Ok(None),
+/// A label or annotation map.
+pub(crate) type Labels<'a> = Map<'a, Scalar<'a>>;
+
+view! {
+    /// A VirtualMachine (and the old object of an UPDATE).
+    Vm<'a> {
+        "metadata" => metadata: Field<Metadata<'a>>,
+        "spec" => spec: Field<Spec<'a>>,
     }
 }
 
-/// `x.spec.template` when `spec` and `template` are objects; anything else means "no template".
-pub(crate) fn template(vm: &Object) -> Option<&Object> {
-    vm.get("spec")?.get("template")?.as_object()
-}
-
-pub(crate) fn template_mut(vm: &mut Object) -> Option<&mut Object> {
-    vm.get_mut("spec")?.get_mut("template")?.as_object_mut()
-}
-
-/// `x.spec.template.metadata.labels`; `None` without a template.
-pub(crate) fn template_labels(vm: &Object) -> Result<Option<&Object>, FieldError> {
-    let Some(template) = template(vm) else {
-        return Ok(None);
-    };
-    match child_map(template, "metadata", "spec.template.metadata")? {
-        Some(metadata) => child_map(metadata, "labels", "spec.template.metadata.labels"),
-        None => Ok(None),
+view! {
+    /// `metadata` of the VM and of its template.
+    Metadata<'a> {
+        "namespace" => namespace: Option<Scalar<'a>>,
+        "labels" => labels: Field<Labels<'a>>,
+        "annotations" => annotations: Field<Labels<'a>>,
     }
 }
 
-/// The value of `key` in an optional label map.
-pub(crate) fn label<'a>(labels: Option<&'a Object>, key: &str) -> Option<&'a Value> {
-    labels?.get(key)
-}
-
-/// `x.metadata.labels[key]`; `None` also when the map has the wrong type.
-pub(crate) fn label_of<'a>(vm: &'a Object, key: &str) -> Option<&'a Value> {
-    label(labels(vm).ok().flatten(), key)
-}
-
-/// `x.spec.template.metadata.labels[key]`; `None` also when the map has the wrong type.
-pub(crate) fn template_label_of<'a>(vm: &'a Object, key: &str) -> Option<&'a Value> {
-    label(template_labels(vm).ok().flatten(), key)
-}
-
-/// Sets `map.metadata.labels[key] = value`, creating `metadata` and `labels` when absent or `null`.
-pub(crate) fn set_label(map: &mut Object, key: &str, value: Value) {
-    if let Some(labels) = child_map_mut(map, "metadata").and_then(|m| child_map_mut(m, "labels")) {
-        labels.insert(key.to_owned(), value);
+view! {
+    Spec<'a> {
+        "template" => template: Field<Template<'a>>,
+        "dataVolumeTemplates" => data_volume_templates: List<ClaimTemplate<'a>>,
+        /// Any type but `null` counts as naming one.
+        "instancetype" => instancetype: Field<Matcher<'a>>,
+        "preference" => preference: Field<Matcher<'a>>,
     }
 }
 
-/// `x.spec.template.spec` when it is an object.
-pub(crate) fn template_spec(vm: &Object) -> Option<&Object> {
-    template(vm)?.get("spec")?.as_object()
+view! {
+    /// `spec.instancetype` / `spec.preference`.
+    Matcher<'a> {
+        "name" => name: Option<Scalar<'a>>,
+        "kind" => kind: Option<Scalar<'a>>,
+    }
 }
 
-fn template_spec_mut(vm: &mut Object) -> Option<&mut Object> {
-    template_mut(vm)?.get_mut("spec")?.as_object_mut()
+view! {
+    Template<'a> {
+        "metadata" => metadata: Field<Metadata<'a>>,
+        "spec" => spec: Field<TemplateSpec<'a>>,
+    }
 }
 
-/// The VM's own eviction strategy, `spec.template.spec.evictionStrategy` (`null` = unset).
-pub fn eviction_strategy(vm: &Object) -> Option<&Value> {
-    template_spec(vm)?
-        .get("evictionStrategy")
-        .filter(|v| !v.is_null())
+view! {
+    /// `spec.template.spec`.
+    TemplateSpec<'a> {
+        /// `null` is unset.
+        "evictionStrategy" => eviction_strategy: Option<Scalar<'a>>,
+        "domain" => domain: Field<Domain<'a>>,
+        "volumes" => volumes: List<Volume<'a>>,
+        "networks" => networks: List<Network<'a>>,
+        "architecture" => architecture: Option<Scalar<'a>>,
+    }
 }
 
-/// Sets `spec.template.spec.evictionStrategy`; `false` when the VM has no `spec.template.spec`
-/// object (it is never created).
-pub(crate) fn set_eviction_strategy(vm: &mut Object, value: &str) -> bool {
-    let Some(spec) = template_spec_mut(vm) else {
-        return false;
-    };
-    spec.insert(
-        "evictionStrategy".to_owned(),
-        Value::String(value.to_owned()),
-    );
-    true
+view! {
+    Domain<'a> {
+        "devices" => devices: Field<Devices<'a>>,
+        /// Any type but `null` counts as set.
+        "launchSecurity" => launch_security: Field<LaunchSecurity<'a>>,
+        "cpu" => cpu: Field<Cpu<'a>>,
+        "features" => features: Field<Features<'a>>,
+    }
+}
+
+view! {
+    Devices<'a> {
+        "interfaces" => interfaces: List<Interface<'a>>,
+        "hostDevices" => host_devices: List<Device<'a>>,
+        "gpus" => gpus: List<Device<'a>>,
+        "disks" => disks: List<Disk<'a>>,
+        "autoattachPodInterface" => autoattach_pod_interface: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    /// An interface: its name and which binding methods it sets (not `null`).
+    Interface<'a> {
+        "name" => name: Option<Scalar<'a>>,
+        "bridge" => bridge: Seen,
+        "slirp" => slirp: Seen,
+        "masquerade" => masquerade: Seen,
+        "sriov" => sriov: Seen,
+        "macvtap" => macvtap: Seen,
+        "passt" => passt: Seen,
+        "passtBinding" => passt_binding: Seen,
+        /// A network binding plugin.
+        "binding" => binding: Field<Named<'a>>,
+    }
+}
+
+view! {
+    /// A host device or GPU (and a disk, a volume, a network: what `name_of` reads).
+    Device<'a> {
+        "name" => name: Option<Scalar<'a>>,
+        "deviceName" => device_name: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    Disk<'a> {
+        "name" => name: Option<Scalar<'a>>,
+        "deviceName" => device_name: Option<Scalar<'a>>,
+        "lun" => lun: Field<Lun<'a>>,
+    }
+}
+
+view! {
+    Lun<'a> {
+        "reservation" => reservation: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    Network<'a> {
+        "name" => name: Option<Scalar<'a>>,
+        "deviceName" => device_name: Option<Scalar<'a>>,
+        "pod" => pod: Seen,
+    }
+}
+
+view! {
+    Volume<'a> {
+        "name" => name: Option<Scalar<'a>>,
+        "deviceName" => device_name: Option<Scalar<'a>>,
+        /// Any type but `null` counts as a host disk.
+        "hostDisk" => host_disk: Field<HostDisk<'a>>,
+        "persistentVolumeClaim" => persistent_volume_claim: Field<ClaimRef<'a>>,
+        "dataVolume" => data_volume: Field<Named<'a>>,
+    }
+}
+
+view! {
+    HostDisk<'a> {
+        "shared" => shared: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    ClaimRef<'a> {
+        "claimName" => claim_name: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    /// Anything read only for its `name`.
+    Named<'a> {
+        "name" => name: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    /// A DataVolume template of the VM, or a PVC template of Harvester's annotation.
+    ClaimTemplate<'a> {
+        "metadata" => metadata: Field<Named<'a>>,
+        "spec" => spec: Field<ClaimSpec<'a>>,
+    }
+}
+
+view! {
+    /// A DataVolume's `spec` (`pvc`, `storage`) or a PVC's (`accessModes`).
+    ClaimSpec<'a> {
+        "pvc" => pvc: Field<Modes<'a>>,
+        "storage" => storage: Field<Modes<'a>>,
+        "accessModes" => access_modes: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    /// `accessModes` of a DataVolume's `pvc` or `storage`.
+    Modes<'a> {
+        "accessModes" => access_modes: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    Cpu<'a> {
+        "model" => model: Option<Scalar<'a>>,
+        "features" => features: List<CpuFeature<'a>>,
+    }
+}
+
+view! {
+    CpuFeature<'a> {
+        "name" => name: Option<Scalar<'a>>,
+        "policy" => policy: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    Features<'a> {
+        "hyperv" => hyperv: Field<Hyperv<'a>>,
+        "hypervPassthrough" => hyperv_passthrough: Field<Toggle<'a>>,
+    }
+}
+
+/// `features.hyperv`: each sub-feature by name.
+pub(crate) type Hyperv<'a> = Map<'a, Field<Toggle<'a>>>;
+
+view! {
+    /// A feature with an `enabled` switch.
+    Toggle<'a> {
+        "enabled" => enabled: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    LaunchSecurity<'a> {
+        "sev" => sev: Seen,
+        "snp" => snp: Seen,
+        "tdx" => tdx: Seen,
+    }
+}
+
+impl<'a> Vm<'a> {
+    /// `metadata.namespace` when it is a string.
+    pub(crate) fn namespace(&self) -> Option<&str> {
+        self.metadata.get()?.namespace.as_ref()?.as_str()
+    }
+
+    /// `metadata.labels`, when an object.
+    pub(crate) fn labels(&self) -> Option<&Labels<'a>> {
+        self.metadata.get()?.labels.get()
+    }
+
+    /// `spec` when it is an object.
+    pub(crate) fn spec(&self) -> Option<&Spec<'a>> {
+        self.spec.get()
+    }
+
+    /// `spec.template` when `spec` and `template` are objects; anything else means "no template".
+    pub(crate) fn template(&self) -> Option<&Template<'a>> {
+        self.spec()?.template.get()
+    }
+
+    pub(crate) fn template_mut(&mut self) -> Option<&mut Template<'a>> {
+        self.spec.get_mut()?.template.get_mut()
+    }
+
+    /// `spec.template.metadata.labels`, when an object.
+    pub(crate) fn template_labels(&self) -> Option<&Labels<'a>> {
+        self.template()?.metadata.get()?.labels.get()
+    }
+
+    /// `metadata.labels[key]`.
+    pub(crate) fn label(&self, key: &str) -> Option<&Scalar<'a>> {
+        self.labels()?.get(key)
+    }
+
+    /// `spec.template.metadata.labels[key]`.
+    pub(crate) fn template_label(&self, key: &str) -> Option<&Scalar<'a>> {
+        self.template_labels()?.get(key)
+    }
+
+    /// `spec.template.spec` when it is an object.
+    pub(crate) fn template_spec(&self) -> Option<&TemplateSpec<'a>> {
+        self.template()?.spec.get()
+    }
+
+    /// The VM's own eviction strategy, `spec.template.spec.evictionStrategy` (`null` = unset).
+    pub(crate) fn eviction_strategy(&self) -> Option<&Scalar<'a>> {
+        self.template_spec()?
+            .eviction_strategy
+            .as_ref()
+            .filter(|v| **v != Scalar::Null)
+    }
+
+    /// Sets `spec.template.spec.evictionStrategy`; `false` when the VM has no `spec.template.spec`
+    /// object (it is never created).
+    pub(crate) fn set_eviction_strategy(&mut self, value: &str) -> bool {
+        let Some(spec) = self.template_mut().and_then(|t| t.spec.get_mut()) else {
+            return false;
+        };
+        spec.eviction_strategy = Some(Scalar::str(value.to_owned()));
+        true
+    }
+
+    /// `metadata.annotations[key]`.
+    pub(crate) fn annotation(&self, key: &str) -> Option<&Scalar<'a>> {
+        self.metadata.get()?.annotations.get()?.get(key)
+    }
+
+    /// `spec.template.spec.domain`, when an object.
+    pub(crate) fn domain(&self) -> Option<&Domain<'a>> {
+        self.template_spec()?.domain.get()
+    }
+
+    /// `spec.template.spec.volumes`.
+    pub(crate) fn volumes(&self) -> &[Volume<'a>] {
+        self.template_spec().map_or(&[], |s| &s.volumes.items)
+    }
+
+    /// `spec.dataVolumeTemplates`.
+    pub(crate) fn data_volume_templates(&self) -> &[ClaimTemplate<'a>] {
+        self.spec().map_or(&[], |s| &s.data_volume_templates.items)
+    }
+}
+
+/// Sets `metadata.labels[key] = value` of a VM or a template, creating `metadata` and `labels`
+/// when absent or `null` (the shape checks ruled out other types).
+pub(crate) fn set_label<'a>(metadata: &mut Field<Metadata<'a>>, key: &str, value: Scalar<'a>) {
+    if let Some(labels) = metadata
+        .get_or_create()
+        .and_then(|m| m.labels.get_or_create())
+    {
+        labels.insert(Cow::Owned(key.to_owned()), value);
+    }
+}
+
+/// The name of a list item as a message shows it (`deviceName` for devices without one).
+pub(crate) fn name_of(name: &Option<Scalar>, device_name: &Option<Scalar>) -> String {
+    match name.as_ref().or(device_name.as_ref()) {
+        Some(Scalar::Str(name)) => name.as_ref().to_owned(),
+        Some(other) => crate::view::shown(Some(other)),
+        None => "(unnamed)".to_owned(),
+    }
 }
 
 /// Every path a mutation may write: the label, its template copy, the eviction strategy.
@@ -110,32 +350,10 @@ impl<'k> OwnedPaths<'k> {
 
 /// The values at every owned path (`None` where a step is missing or not an object), to tell
 /// what a mutation changed.
-pub(crate) fn owned_values(vm: &Object, paths: &OwnedPaths) -> [Option<Value>; 3] {
-    paths.all().map(|path| {
-        let (last, parents) = path.split_last()?;
-        let parent = parents
-            .iter()
-            .try_fold(vm, |map, step| map.get(*step)?.as_object())?;
-        parent.get(*last).cloned()
-    })
-}
-
-/// `x.metadata.annotations[key]`.
-pub(crate) fn annotation<'a>(vm: &'a Object, key: &str) -> Option<&'a Value> {
-    member(vm.get("metadata"), "annotations")?.get(key)
-}
-
-/// `x.spec.template.spec.domain`.
-pub(crate) fn domain(vm: &Object) -> Option<&Value> {
-    template_spec(vm)?.get("domain")
-}
-
-/// `x.spec.template.spec[list]` (`volumes`, `networks`).
-pub(crate) fn template_spec_items<'a>(vm: &'a Object, list: &str) -> &'a [Value] {
-    items(template_spec(vm).and_then(|s| s.get(list)))
-}
-
-/// `x.spec.dataVolumeTemplates`.
-pub(crate) fn data_volume_templates(vm: &Object) -> &[Value] {
-    items(vm.get("spec").and_then(|s| s.get("dataVolumeTemplates")))
+pub(crate) fn owned_values<'a>(vm: &Vm<'a>, key: &str) -> [Option<Scalar<'a>>; 3] {
+    [
+        vm.label(key).cloned(),
+        vm.template_label(key).cloned(),
+        vm.template_spec().and_then(|s| s.eviction_strategy.clone()),
+    ]
 }

@@ -6,11 +6,12 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Value, json};
-
 use crate::configuration::{Configuration, Rules};
-use crate::json::{Object, items, member};
-use crate::vm;
+use crate::view::{Field, List, Scalar, Seen, view};
+use crate::vm::{
+    self, Cpu, CpuFeature, Device, Disk, Hyperv, Interface, Labels, LaunchSecurity, Network,
+    Toggle, Vm,
+};
 
 /// The expanded VMI: every list and field the reasons of `migratability` read. It borrows the
 /// VM's (and the instancetype's and preference's) lists and maps, and owns only what expansion
@@ -18,95 +19,153 @@ use crate::vm;
 #[derive(Debug, Default)]
 pub(crate) struct Vmi<'a> {
     /// `metadata.annotations`: the template's, then the instancetype's, then the preference's.
-    pub(crate) annotations: Cow<'a, Object>,
-    pub(crate) interfaces: Cow<'a, [Value]>,
-    pub(crate) networks: Cow<'a, [Value]>,
+    pub(crate) annotations: Cow<'a, Labels<'a>>,
+    pub(crate) interfaces: Cow<'a, [Interface<'a>]>,
+    pub(crate) networks: Cow<'a, [Network<'a>]>,
     /// The binding of the default pod interface, when KubeVirt adds it.
     pub(crate) default_interface: Option<String>,
-    pub(crate) host_devices: Cow<'a, [Value]>,
-    pub(crate) gpus: Cow<'a, [Value]>,
-    pub(crate) disks: Cow<'a, [Value]>,
-    pub(crate) launch_security: Option<&'a Value>,
+    pub(crate) host_devices: Cow<'a, [Device<'a>]>,
+    pub(crate) gpus: Cow<'a, [Device<'a>]>,
+    pub(crate) disks: Cow<'a, [Disk<'a>]>,
+    /// `launchSecurity` when set (not `null`); its members only when it is an object.
+    pub(crate) launch_security: Option<&'a Field<LaunchSecurity<'a>>>,
     pub(crate) architecture: Option<String>,
     /// `domain.cpu.model` as the VM or its instancetype set it (KubeVirt's own default,
     /// `host-model`, is not recorded: see README "Choices").
     pub(crate) cpu_model: Option<String>,
-    pub(crate) cpu_features: Cow<'a, [Value]>,
+    pub(crate) cpu_features: Cow<'a, [CpuFeature<'a>]>,
     /// `domain.features.hyperv`, after the preference's `preferredHyperv`.
-    pub(crate) hyperv: Cow<'a, Object>,
-    pub(crate) hyperv_passthrough: Option<&'a Value>,
+    pub(crate) hyperv: Cow<'a, Hyperv<'a>>,
+    pub(crate) hyperv_passthrough: Option<&'a Toggle<'a>>,
     /// Fields the instancetype sets that the VM sets too: KubeVirt rejects such a VM and applies
     /// neither the instancetype nor the preference (`apply/vmi.go:70-72`).
     pub(crate) conflicts: Vec<&'static str>,
 }
 
+view! {
+    /// An instancetype's `spec`, as far as expansion reads it.
+    Instancetype<'a> {
+        "gpus" => gpus: List<Device<'a>>,
+        "hostDevices" => host_devices: List<Device<'a>>,
+        "launchSecurity" => launch_security: Field<LaunchSecurity<'a>>,
+        "cpu" => cpu: Field<Cpu<'a>>,
+        "annotations" => annotations: Field<Labels<'a>>,
+    }
+}
+
+view! {
+    /// A preference's `spec`, as far as expansion reads it.
+    Preference<'a> {
+        "devices" => devices: Field<PreferredDevices<'a>>,
+        "features" => features: Field<PreferredFeatures<'a>>,
+        "cpu" => cpu: Field<PreferredCpu<'a>>,
+        "preferredLaunchSecurity" => preferred_launch_security: Field<LaunchSecurity<'a>>,
+        "preferredArchitecture" => preferred_architecture: Option<Scalar<'a>>,
+        "annotations" => annotations: Field<Labels<'a>>,
+    }
+}
+
+view! {
+    PreferredDevices<'a> {
+        "preferredInterfaceMasquerade" => preferred_interface_masquerade: Seen,
+        "preferredAutoattachPodInterface" => preferred_autoattach_pod_interface: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    PreferredFeatures<'a> {
+        "preferredHyperv" => preferred_hyperv: Field<Hyperv<'a>>,
+    }
+}
+
+view! {
+    PreferredCpu<'a> {
+        "preferredCPUFeatures" => preferred_cpu_features: List<CpuFeature<'a>>,
+    }
+}
+
 /// The instancetype's and preference's `spec`, when the VM names them and they were read.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Sources<'a> {
-    pub(crate) instancetype: Option<&'a Value>,
-    pub(crate) preference: Option<&'a Value>,
+    pub(crate) instancetype: Option<&'a Instancetype<'a>>,
+    pub(crate) preference: Option<&'a Preference<'a>>,
 }
 
-fn non_null(value: Option<&Value>) -> Option<&Value> {
-    value.filter(|v| !v.is_null())
+fn non_null<'v>(value: &'v Option<Scalar<'v>>) -> Option<&'v Scalar<'v>> {
+    value.as_ref().filter(|v| **v != Scalar::Null)
 }
 
-fn string(value: Option<&Value>) -> Option<String> {
+fn string(value: &Option<Scalar>) -> Option<String> {
     value
-        .and_then(Value::as_str)
+        .as_ref()
+        .and_then(Scalar::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
 }
 
+fn set(field: &Field<LaunchSecurity>) -> bool {
+    field.is_set()
+}
+
 /// Builds the VMI of `vm` under `config` (`rules`: `preferredLaunchSecurity` exists from v1.9).
 pub(crate) fn expand<'a>(
-    vm: &'a Object,
+    vm: &'a Vm<'a>,
     sources: Sources<'a>,
     config: &Configuration,
     rules: Rules,
 ) -> Vmi<'a> {
     // Without `spec.template.spec` there is no VMI to build (KubeVirt refuses such a VM).
-    let Some(spec) = vm::template_spec(vm) else {
+    let Some(spec) = vm.template_spec() else {
         return Vmi::default();
     };
-    let spec = Some(spec);
-    let domain = vm::domain(vm);
-    let devices = member(domain, "devices");
-    let list = |value: Option<&'a Value>, key: &str| Cow::Borrowed(items(member(value, key)));
-    let map = |value: Option<&'a Value>| {
-        value
-            .and_then(Value::as_object)
-            .map_or_else(|| Cow::Owned(Object::new()), Cow::Borrowed)
-    };
+    let domain = vm.domain();
+    let devices = domain.and_then(|d| d.devices.get());
+    let cpu = domain.and_then(|d| d.cpu.get());
+    let features = domain.and_then(|d| d.features.get());
+    let annotations = vm
+        .template()
+        .and_then(|t| t.metadata.get()?.annotations.get());
     let mut vmi = Vmi {
-        annotations: map(vm::template(vm).and_then(|t| member(t.get("metadata"), "annotations"))),
-        interfaces: list(devices, "interfaces"),
-        networks: Cow::Borrowed(items(spec.and_then(|s| s.get("networks")))),
-        host_devices: list(devices, "hostDevices"),
-        gpus: list(devices, "gpus"),
-        disks: list(devices, "disks"),
-        launch_security: non_null(domain.and_then(|d| d.get("launchSecurity"))),
-        architecture: string(spec.and_then(|s| s.get("architecture"))),
-        cpu_model: string(member(domain, "cpu").and_then(|c| c.get("model"))),
-        cpu_features: list(member(domain, "cpu"), "features"),
-        hyperv: map(member(member(domain, "features"), "hyperv")),
-        hyperv_passthrough: member(member(domain, "features"), "hypervPassthrough"),
+        annotations: annotations.map_or_else(Cow::default, Cow::Borrowed),
+        interfaces: Cow::Borrowed(devices.map_or(&[], |d| &d.interfaces.items)),
+        networks: Cow::Borrowed(&spec.networks.items),
+        host_devices: Cow::Borrowed(devices.map_or(&[], |d| &d.host_devices.items)),
+        gpus: Cow::Borrowed(devices.map_or(&[], |d| &d.gpus.items)),
+        disks: Cow::Borrowed(devices.map_or(&[], |d| &d.disks.items)),
+        launch_security: domain.map(|d| &d.launch_security).filter(|s| set(s)),
+        architecture: string(&spec.architecture),
+        cpu_model: cpu.and_then(|c| string(&c.model)),
+        cpu_features: Cow::Borrowed(cpu.map_or(&[], |c| &c.features.items)),
+        hyperv: features
+            .and_then(|f| f.hyperv.get())
+            .map_or_else(Cow::default, Cow::Borrowed),
+        hyperv_passthrough: features.and_then(|f| f.hyperv_passthrough.get()),
         ..Vmi::default()
     };
     let preference = sources.preference;
-    let pref_devices = member(preference, "devices");
+    let pref_devices = preference.and_then(|p| p.devices.get());
 
     // ApplyAutoAttachPreferences, then SetDefaultNetworkInterface (defaults.go:33-58).
-    let autoattach = non_null(devices.and_then(|d| d.get("autoattachPodInterface")))
-        .or_else(|| non_null(pref_devices.and_then(|d| d.get("preferredAutoattachPodInterface"))));
-    let unset = |value: Option<&Value>| non_null(value).is_none_or(|v| v == &json!([]));
-    if autoattach != Some(&Value::Bool(false))
-        && unset(devices.and_then(|d| d.get("interfaces")))
-        && unset(spec.and_then(|s| s.get("networks")))
+    let autoattach = devices
+        .and_then(|d| non_null(&d.autoattach_pod_interface))
+        .or_else(|| pref_devices.and_then(|d| non_null(&d.preferred_autoattach_pod_interface)));
+    let unset = |list: Option<&List<_>>| list.is_none_or(|l: &List<_>| !l.set);
+    if autoattach != Some(&Scalar::Bool(false))
+        && unset(devices.map(|d| &d.interfaces))
+        && !spec.networks.set
     {
         let binding = config.default_interface().to_owned();
-        vmi.interfaces = Cow::Owned(vec![json!({"name": "default", binding.clone(): {}})]);
-        vmi.networks = Cow::Owned(vec![json!({"name": "default", "pod": {}})]);
+        let mut interface = Interface {
+            name: Some(Scalar::str("default")),
+            ..Interface::default()
+        };
+        interface.set_binding(&binding);
+        vmi.interfaces = Cow::Owned(vec![interface]);
+        vmi.networks = Cow::Owned(vec![Network {
+            name: Some(Scalar::str("default")),
+            pod: Seen(true),
+            ..Network::default()
+        }]);
         vmi.default_interface = Some(binding);
     }
 
@@ -125,27 +184,25 @@ pub(crate) fn expand<'a>(
 
 /// The instancetype fields the VM sets too (`apply/gpu.go:37-39`, `hostdevices.go:37-39`,
 /// `launchsecurity.go:37-39`, `cpu.go:136-138`, `annotations.go:33-38`).
-fn conflicts(vmi: &Vmi, instancetype: &Value) -> Vec<&'static str> {
+fn conflicts(vmi: &Vmi, instancetype: &Instancetype) -> Vec<&'static str> {
     let mut found = Vec::new();
-    if !items(instancetype.get("gpus")).is_empty() && !vmi.gpus.is_empty() {
+    if !instancetype.gpus.items.is_empty() && !vmi.gpus.is_empty() {
         found.push("gpus");
     }
-    if !items(instancetype.get("hostDevices")).is_empty() && !vmi.host_devices.is_empty() {
+    if !instancetype.host_devices.items.is_empty() && !vmi.host_devices.is_empty() {
         found.push("hostDevices");
     }
-    if non_null(instancetype.get("launchSecurity")).is_some() && vmi.launch_security.is_some() {
+    if set(&instancetype.launch_security) && vmi.launch_security.is_some() {
         found.push("launchSecurity");
     }
-    if string(member(instancetype.get("cpu"), "model")).is_some() && vmi.cpu_model.is_some() {
+    let model = instancetype.cpu.get().and_then(|c| string(&c.model));
+    if model.is_some() && vmi.cpu_model.is_some() {
         found.push("cpu.model");
     }
-    let differs = instancetype
-        .get("annotations")
-        .and_then(Value::as_object)
-        .is_some_and(|a| {
-            a.iter()
-                .any(|(k, v)| vmi.annotations.get(k).is_some_and(|own| own != v))
-        });
+    let differs = instancetype.annotations.get().is_some_and(|a| {
+        a.entries()
+            .any(|(k, v)| vmi.annotations.get(k).is_some_and(|own| own != v))
+    });
     if differs {
         found.push("annotations");
     }
@@ -154,87 +211,95 @@ fn conflicts(vmi: &Vmi, instancetype: &Value) -> Vec<&'static str> {
 
 /// `pkg/instancetype/apply/vmi.go:46-78`: gpus, hostDevices, launchSecurity, cpu.model and
 /// annotations, each only where the VM sets none (a conflict was ruled out before).
-fn apply_instancetype<'a>(vmi: &mut Vmi<'a>, instancetype: &'a Value) {
+fn apply_instancetype<'a>(vmi: &mut Vmi<'a>, instancetype: &'a Instancetype<'a>) {
     if vmi.gpus.is_empty() {
-        vmi.gpus = Cow::Borrowed(items(instancetype.get("gpus")));
+        vmi.gpus = Cow::Borrowed(&instancetype.gpus.items);
     }
     if vmi.host_devices.is_empty() {
-        vmi.host_devices = Cow::Borrowed(items(instancetype.get("hostDevices")));
+        vmi.host_devices = Cow::Borrowed(&instancetype.host_devices.items);
     }
     if vmi.launch_security.is_none() {
-        vmi.launch_security = non_null(instancetype.get("launchSecurity"));
+        vmi.launch_security = Some(&instancetype.launch_security).filter(|s| set(s));
     }
     if vmi.cpu_model.is_none() {
-        vmi.cpu_model = string(member(instancetype.get("cpu"), "model"));
+        vmi.cpu_model = instancetype.cpu.get().and_then(|c| string(&c.model));
     }
-    add_annotations(vmi, instancetype);
+    add_annotations(vmi, &instancetype.annotations);
 }
 
 /// Keys of `source.annotations` the VMI does not have yet.
-fn add_annotations(vmi: &mut Vmi, source: &Value) {
-    if let Some(annotations) = source.get("annotations").and_then(Value::as_object) {
-        for (key, value) in annotations {
-            if !vmi.annotations.contains_key(key) {
-                vmi.annotations.to_mut().insert(key.clone(), value.clone());
-            }
+fn add_annotations<'a>(vmi: &mut Vmi<'a>, source: &'a Field<Labels<'a>>) {
+    for (key, value) in source.get().into_iter().flat_map(|a| a.entries()) {
+        if !vmi.annotations.contains_key(key) {
+            vmi.annotations
+                .to_mut()
+                .insert(Cow::Borrowed(key), value.clone());
         }
     }
 }
 
 /// `pkg/instancetype/preference/apply/vmi.go:34-54`: every field only where the VMI leaves it unset.
-fn apply_preference<'a>(vmi: &mut Vmi<'a>, preference: &'a Value, rules: Rules) {
+fn apply_preference<'a>(vmi: &mut Vmi<'a>, preference: &'a Preference<'a>, rules: Rules) {
     // devices.preferredInterfaceMasquerade (interface.go:28-53): an interface without any binding
     // on the pod network gets masquerade.
-    let masquerade = member(preference.get("devices"), "preferredInterfaceMasquerade").is_some();
+    let masquerade = preference
+        .devices
+        .get()
+        .is_some_and(|d| d.preferred_interface_masquerade.0);
     if masquerade {
-        let pod_networks: Vec<Value> = vmi
+        let pod_networks: Vec<&Scalar> = vmi
             .networks
             .iter()
-            .filter(|n| non_null(n.get("pod")).is_some())
-            .filter_map(|n| n.get("name").cloned())
+            .filter(|n| n.pod.0)
+            .filter_map(|n| n.name.as_ref())
             .collect();
-        let gets_masquerade = |interface: &Value| {
+        let gets_masquerade = |interface: &Interface| {
             let on_pod = interface
-                .get("name")
-                .is_some_and(|name| pod_networks.contains(name));
-            on_pod && binding_of(interface).is_none()
+                .name
+                .as_ref()
+                .is_some_and(|name| pod_networks.contains(&name));
+            on_pod && interface.binding().is_none()
         };
-        if vmi.interfaces.iter().any(gets_masquerade) {
-            for interface in vmi.interfaces.to_mut() {
-                if gets_masquerade(interface) {
-                    if let Some(map) = interface.as_object_mut() {
-                        map.insert("masquerade".to_owned(), json!({}));
-                    }
+        let changed: Vec<bool> = vmi.interfaces.iter().map(gets_masquerade).collect();
+        if changed.contains(&true) {
+            for (interface, changed) in vmi.interfaces.to_mut().iter_mut().zip(changed) {
+                if changed {
+                    interface.masquerade = Seen(true);
                 }
             }
         }
     }
     // features.preferredHyperv (features.go:62-123): each sub-feature the VMI leaves unset.
-    if let Some(hyperv) =
-        member(preference.get("features"), "preferredHyperv").and_then(Value::as_object)
-    {
-        for (key, value) in hyperv {
-            if non_null(vmi.hyperv.get(key)).is_none() {
-                vmi.hyperv.to_mut().insert(key.clone(), value.clone());
-            }
+    let preferred = preference
+        .features
+        .get()
+        .and_then(|f| f.preferred_hyperv.get());
+    for (key, value) in preferred.into_iter().flat_map(|h| h.entries()) {
+        if !vmi.hyperv.get(key).is_some_and(Field::is_set) {
+            vmi.hyperv
+                .to_mut()
+                .insert(Cow::Borrowed(key), value.clone());
         }
     }
     // cpu.preferredCPUFeatures (cpu.go:26-40): features of names the VMI does not list.
-    for feature in items(member(preference.get("cpu"), "preferredCPUFeatures")) {
-        let name = feature.get("name");
-        if !vmi.cpu_features.iter().any(|f| f.get("name") == name) {
+    let preferred = preference
+        .cpu
+        .get()
+        .map_or(&[][..], |c| &c.preferred_cpu_features.items);
+    for feature in preferred {
+        if !vmi.cpu_features.iter().any(|f| f.name == feature.name) {
             vmi.cpu_features.to_mut().push(feature.clone());
         }
     }
     // preferredLaunchSecurity (launchsecurity.go:26-32), v1.9.0 on.
     if rules >= Rules::V1_9 && vmi.launch_security.is_none() {
-        vmi.launch_security = non_null(preference.get("preferredLaunchSecurity"));
+        vmi.launch_security = Some(&preference.preferred_launch_security).filter(|s| set(s));
     }
     // preferredArchitecture (architecture.go:26-34).
     if vmi.architecture.is_none() {
-        vmi.architecture = string(preference.get("preferredArchitecture"));
+        vmi.architecture = string(&preference.preferred_architecture);
     }
-    add_annotations(vmi, preference);
+    add_annotations(vmi, &preference.annotations);
 }
 
 /// KubeVirt's binding methods of an interface (`api/schema.go:1553-1571`), then `binding`.
@@ -249,9 +314,49 @@ pub(crate) const BINDINGS: [&str; 8] = [
     "binding",
 ];
 
-/// The binding an interface sets (the first of [`BINDINGS`] that is present and not `null`).
-pub(crate) fn binding_of(interface: &Value) -> Option<&'static str> {
-    BINDINGS
-        .into_iter()
-        .find(|b| non_null(interface.get(*b)).is_some())
+impl<'a> Interface<'a> {
+    fn bindings(&self) -> [bool; 8] {
+        [
+            self.bridge.0,
+            self.slirp.0,
+            self.masquerade.0,
+            self.sriov.0,
+            self.macvtap.0,
+            self.passt.0,
+            self.passt_binding.0,
+            self.binding.is_set(),
+        ]
+    }
+
+    /// The binding an interface sets (the first of [`BINDINGS`] that is present and not `null`).
+    pub(crate) fn binding(&self) -> Option<&'static str> {
+        BINDINGS
+            .into_iter()
+            .zip(self.bindings())
+            .find_map(|(name, on)| on.then_some(name))
+    }
+
+    /// The name of the binding plugin (`binding.name`; empty when unset).
+    pub(crate) fn plugin(&self) -> &str {
+        self.binding
+            .get()
+            .and_then(|b| b.name.as_ref())
+            .and_then(Scalar::as_str)
+            .unwrap_or_default()
+    }
+
+    /// Sets the binding method `name` (`{}`); nothing for a name KubeVirt does not know.
+    fn set_binding(&mut self, name: &str) {
+        match name {
+            "bridge" => self.bridge = Seen(true),
+            "slirp" => self.slirp = Seen(true),
+            "masquerade" => self.masquerade = Seen(true),
+            "sriov" => self.sriov = Seen(true),
+            "macvtap" => self.macvtap = Seen(true),
+            "passt" => self.passt = Seen(true),
+            "passtBinding" => self.passt_binding = Seen(true),
+            "binding" => self.binding = Field::Object(vm::Named::default()),
+            _ => {}
+        }
+    }
 }

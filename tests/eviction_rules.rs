@@ -9,7 +9,7 @@ use vm_maintenance_strategy::migratability::non_migratable_reasons;
 const DEVICES: &str = "/spec/template/spec/domain/devices";
 
 fn reasons(vm: &Value) -> (Vec<String>, Vec<String>) {
-    let found = non_migratable_reasons(vm.as_object().expect("an object"));
+    let found = non_migratable_reasons(vm);
     let texts = found.reasons.iter().map(ToString::to_string).collect();
     (texts, found.warnings)
 }

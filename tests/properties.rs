@@ -556,9 +556,11 @@ proptest! {
         nesting in prop_oneof![9 => Just(0usize), 1 => 130usize..400],
     ) {
         let mut object = object;
-        // Beyond serde_json's recursion limit: a clear rejection, never a trap.
-        for _ in 0..nesting {
-            object = json!({"metadata": object});
+        // A value the rules read (the label) nested beyond serde_json's recursion limit: a clear
+        // rejection, never a trap. (Members no rule reads are skipped unread, at any depth.)
+        if nesting > 0 {
+            let deep = (0..nesting).fold(json!("Migrate"), |v, _| json!({"d": v}));
+            object = json!({"metadata": {"labels": {K: deep}}, "spec": object});
         }
         let old = old_object(&old, &object);
         let mut request = request(operation, &object, old);

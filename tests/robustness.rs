@@ -163,19 +163,43 @@ fn malformed_payloads_get_a_clear_rejection() {
 }
 
 #[test]
-fn deep_nesting_is_refused_not_a_crash() {
+fn deep_nesting_is_refused_where_read_and_skipped_elsewhere() {
     let deep = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let request = |object: &str| {
+        format!(
+            r#"{{"request":{{"operation":"CREATE","kind":{{"group":"kubevirt.io","kind":"VirtualMachine"}},"object":{object}}}}}"#
+        )
+    };
     let vm = fixture("web-01-migratable").to_string();
-    let nested_vm = vm.replacen("{", &format!("{{\"x\":{},", deep(100_000)), 1);
-    let request = format!(
-        r#"{{"request":{{"operation":"CREATE","kind":{{"group":"kubevirt.io","kind":"VirtualMachine"}},"object":{nested_vm}}}}}"#
+    // A label value (read by V2) nested too deep: a clear rejection.
+    let key = "\"harvesterhci.io/maintain-mode-strategy\":";
+    assert!(vm.contains(key), "the fixture carries the label");
+    let nested_label = vm.replacen(
+        &format!("{key}\"Migrate\""),
+        &format!("{key}{}", deep(100_000)),
+        1,
     );
-    assert_rejected(request.as_bytes(), 422, "object: recursion limit exceeded");
-    let shallow = vm.replacen("{", &format!("{{\"x\":{},", deep(100)), 1);
-    let request = format!(
-        r#"{{"request":{{"operation":"CREATE","kind":{{"group":"kubevirt.io","kind":"VirtualMachine"}},"object":{shallow}}}}}"#
+    assert_ne!(nested_label, vm);
+    assert_rejected(
+        request(&nested_label).as_bytes(),
+        422,
+        "object: recursion limit exceeded",
     );
-    assert_eq!(answer(request.as_bytes())["accepted"], json!(true));
+    // A member no rule reads is skipped unread, at any depth: never a trap, no refusal.
+    for depth in [100, 100_000] {
+        let nested_vm = vm.replacen("{", &format!("{{\"x\":{},", deep(depth)), 1);
+        assert_eq!(
+            answer(request(&nested_vm).as_bytes())["accepted"],
+            json!(true),
+            "{depth}"
+        );
+    }
+    // An object that is a deep array is not an object.
+    assert_rejected(
+        request(&deep(100_000)).as_bytes(),
+        422,
+        "object: must be a JSON object, got array",
+    );
 }
 
 #[test]

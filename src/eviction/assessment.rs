@@ -7,12 +7,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::json::Object;
 use crate::reason::Reason;
 use crate::request::Operation;
 use crate::review::Review;
 use crate::settings::Settings;
 use crate::strategy::EvictionStrategy;
+use crate::view;
+use crate::vm::Vm;
 
 /// A VM as the policy reads it for V7, without the "only when it matters" economy of admission:
 /// what the tools (the drain preview) need for every VM.
@@ -33,12 +34,11 @@ pub struct Assessment {
 /// every claim the spec does not describe (with `clusterLookups`). The node-dependent reasons are
 /// among the warnings.
 pub fn assess(vm: &Value, settings: &Settings, cluster: &dyn Cluster) -> Assessment {
-    let empty = Object::new();
-    let vm = vm.as_object().unwrap_or(&empty);
-    let namespace = vm
-        .get("metadata")
-        .and_then(|m| m.get("namespace"))
-        .and_then(Value::as_str);
+    // A VM that is not an object reads as an empty one.
+    let text = vm.to_string();
+    let vm: Vm = view::parse(&text).ok().flatten().unwrap_or_default();
+    let vm = &vm;
+    let namespace = vm.namespace();
     let review = Review::new(Operation::Create, settings, namespace, cluster, None);
     let (eviction_strategy, source) = match effective_without_lookup(vm, settings) {
         Some((strategy, source)) => (Some(EvictionStrategy::parse(&strategy)), source),

@@ -8,12 +8,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::configuration::{Configuration, Rules, parse_version};
-use crate::json::{Object, member};
 use crate::migratability::{Context, Findings, needs, reasons_of};
 use crate::review::Review;
 use crate::settings::Settings;
-use crate::vm;
-use crate::vmi::{self, Sources};
+use crate::view::{self, Field, Members, Scalar};
+use crate::vm::{self, Spec, Vm};
+use crate::vmi::{self, Instancetype, Preference, Sources};
 
 pub(super) const FIELD: &str = "spec.template.spec.evictionStrategy";
 
@@ -47,10 +47,10 @@ impl StrategySource {
 /// counts as a strategy of no effect), else `evictionStrategy.clusterDefault`, else
 /// `kubevirt.configuration.evictionStrategy`.
 pub(super) fn effective_without_lookup<'a>(
-    vm: &'a Object,
+    vm: &'a Vm,
     settings: &'a Settings,
 ) -> Option<(Cow<'a, str>, StrategySource)> {
-    match vm::eviction_strategy(vm) {
+    match vm.eviction_strategy() {
         Some(value) => Some((
             Cow::Borrowed(value.as_str().unwrap_or_default()),
             StrategySource::Vm,
@@ -95,7 +95,7 @@ fn known(review: &Review) -> (Configuration, Option<Rules>) {
 /// What keeps the VM from migrating, with the lookups of rule V7 (docs/rules.md) in their order:
 /// (the KubeVirt CR, read by [`blocking`] when the strategy needed it,) the instancetype, the preference, the
 /// KubeVirt CR when a reason depends on its configuration or release, the claims.
-pub(super) fn findings(vm: &Object, review: &Review) -> Findings {
+pub(super) fn findings(vm: &Vm, review: &Review) -> Findings {
     let settings = review.settings;
     let lookups = settings.cluster_lookups;
     let mut warnings = Vec::new();
@@ -105,9 +105,13 @@ pub(super) fn findings(vm: &Object, review: &Review) -> Findings {
     let preference = lookups
         .then(|| matcher(vm, review, Matcher::PREFERENCE, &mut warnings))
         .flatten();
+    // The cluster's answers are `Value`s; read as text, a view of each shares the VM's reader.
+    let texts = [&instancetype, &preference].map(|m| m.as_ref().map(|(_, spec)| spec.to_string()));
+    let instancetype_view: Option<Instancetype> = texts[0].as_deref().and_then(spec_view);
+    let preference_view: Option<Preference> = texts[1].as_deref().and_then(spec_view);
     let sources = Sources {
-        instancetype: instancetype.as_ref().map(|(_, spec)| spec),
-        preference: preference.as_ref().map(|(_, spec)| spec),
+        instancetype: instancetype_view.as_ref(),
+        preference: preference_view.as_ref(),
     };
     let kubevirt = &settings.kubevirt;
     let (mut config, mut rules) = known(review);
@@ -159,9 +163,16 @@ pub(super) fn findings(vm: &Object, review: &Review) -> Findings {
     found
 }
 
+/// An instancetype's or preference's `spec` as expansion reads it (one that is not an object
+/// sets nothing).
+fn spec_view<'s, T: Members<'s> + Default>(spec: &'s str) -> Option<T> {
+    view::parse(spec).ok().flatten()
+}
+
 /// `spec.instancetype` or `spec.preference` of a VM.
 struct Matcher {
     field: &'static str,
+    of: for<'s, 'a> fn(&'s Spec<'a>) -> &'s Field<vm::Matcher<'a>>,
     cluster_kind: &'static str,
     namespaced_kind: &'static str,
 }
@@ -169,11 +180,13 @@ struct Matcher {
 impl Matcher {
     const INSTANCETYPE: Matcher = Matcher {
         field: "instancetype",
+        of: |spec| &spec.instancetype,
         cluster_kind: "VirtualMachineClusterInstancetype",
         namespaced_kind: "VirtualMachineInstancetype",
     };
     const PREFERENCE: Matcher = Matcher {
         field: "preference",
+        of: |spec| &spec.preference,
         cluster_kind: "VirtualMachineClusterPreference",
         namespaced_kind: "VirtualMachinePreference",
     };
@@ -183,24 +196,24 @@ impl Matcher {
 /// case-insensitively, singular or plural, omitted = the cluster-wide kind): `(what, spec)`, what
 /// being `KIND NAME` for messages. A matcher the policy cannot resolve is a warning.
 fn matcher(
-    vm: &Object,
+    vm: &Vm,
     review: &Review,
     matcher: Matcher,
     warnings: &mut Vec<String>,
 ) -> Option<(String, Value)> {
-    let found = member(vm.get("spec"), matcher.field)?;
+    let spec = vm.spec()?;
+    let found = (matcher.of)(spec);
+    if !found.is_set() {
+        return None;
+    }
+    let found = found.get();
+    let text = |value: Option<&Scalar>| value.and_then(Scalar::as_str).map(str::to_owned);
     let field = format!("spec.{}", matcher.field);
-    let Some(name) = found
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-    else {
+    let Some(name) = text(found.and_then(|f| f.name.as_ref())).filter(|n| !n.is_empty()) else {
         warnings.push(format!("{field}: no name (inferFromVolume?), not applied"));
         return None;
     };
-    let kind = found
-        .get("kind")
-        .and_then(Value::as_str)
+    let kind = text(found.and_then(|f| f.kind.as_ref()))
         .unwrap_or_default()
         .to_ascii_lowercase();
     let is = |k: &str| {
@@ -219,6 +232,6 @@ fn matcher(
         warnings.push(format!("{field}.kind: unknown kind {kind:?}, not applied"));
         return None;
     };
-    let spec = review.cluster.instancetype_spec(kind, namespace, name)?;
+    let spec = review.cluster.instancetype_spec(kind, namespace, &name)?;
     Some((format!("{kind} {name}"), spec))
 }

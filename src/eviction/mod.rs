@@ -11,11 +11,8 @@ use lookups::{FIELD, effective_without_lookup, findings};
 
 use std::borrow::Cow;
 
-use serde_json::Value;
-
 use crate::allowed::{Allowance, allowance};
 use crate::configuration::Rules;
-use crate::json::{Object, show};
 use crate::migratability::{
     Context, Findings, external_claims, names_instancetype, needs, reasons_of,
 };
@@ -24,19 +21,20 @@ use crate::review::Review;
 use crate::settings::{NonMigratable, Settings};
 use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE};
 use crate::verdict::Verdict;
-use crate::vm;
+use crate::view::{Scalar, shown};
+use crate::vm::Vm;
 use crate::vmi::{self, Sources};
 
 /// The mutation step: M3, then V7's `fix`. Both act only on a VM that sets no strategy of its own
 /// in the request, so `fix` still applies after M3 set a `LiveMigrate` default.
-pub(crate) fn mutate(vm: &mut Object, review: &Review, verdict: &mut Verdict) {
-    if vm::eviction_strategy(vm).is_some() {
+pub(crate) fn mutate(vm: &mut Vm, review: &Review, verdict: &mut Verdict) {
+    if vm.eviction_strategy().is_some() {
         return;
     }
     let settings = &review.settings.eviction_strategy;
     // M3: the configured default, only where `spec.template.spec` exists.
     if let Some(default) = &settings.default {
-        vm::set_eviction_strategy(vm, default);
+        vm.set_eviction_strategy(default);
     }
     if settings.non_migratable != NonMigratable::Fix {
         return;
@@ -45,7 +43,7 @@ pub(crate) fn mutate(vm: &mut Object, review: &Review, verdict: &mut Verdict) {
     let Some(findings) = blocking(vm, review) else {
         return;
     };
-    if findings.reasons.is_empty() || !vm::set_eviction_strategy(vm, LIVE_MIGRATE_IF_POSSIBLE) {
+    if findings.reasons.is_empty() || !vm.set_eviction_strategy(LIVE_MIGRATE_IF_POSSIBLE) {
         return;
     }
     let reasons = reason::join(&findings.reasons, "; ");
@@ -56,8 +54,8 @@ pub(crate) fn mutate(vm: &mut Object, review: &Review, verdict: &mut Verdict) {
 }
 
 /// The validation step, on the (mutated) object: V6, then V7.
-pub(crate) fn validate(vm: &Object, review: &Review, verdict: &mut Verdict) {
-    if let Some(value) = vm::eviction_strategy(vm) {
+pub(crate) fn validate(vm: &Vm, review: &Review, verdict: &mut Verdict) {
+    if let Some(value) = vm.eviction_strategy() {
         supported_value(value, review, verdict);
     }
     if let Some(findings) = blocking(vm, review) {
@@ -72,7 +70,7 @@ pub(crate) fn validate(vm: &Object, review: &Review, verdict: &mut Verdict) {
 /// V7's question, with the cluster read only where its answer can change the outcome: `Some`
 /// with what keeps the VM from migrating when V7 applies (`nonMigratable` is not `ignore` and the
 /// effective strategy is `LiveMigrate`), `None` otherwise.
-fn blocking(vm: &Object, review: &Review) -> Option<Findings> {
+fn blocking(vm: &Vm, review: &Review) -> Option<Findings> {
     let settings = review.settings;
     if settings.eviction_strategy.non_migratable == NonMigratable::Ignore {
         return None;
@@ -100,7 +98,7 @@ fn blocking(vm: &Object, review: &Review) -> Option<Findings> {
 /// Whether a VM may have a reason at all: one its spec shows under the configuration the settings
 /// give, one that depends on the cluster's configuration or release, a claim or an instancetype
 /// or preference to read.
-fn could_block(vm: &Object, settings: &Settings) -> bool {
+fn could_block(vm: &Vm, settings: &Settings) -> bool {
     let kubevirt = &settings.kubevirt;
     let config = kubevirt.configuration.clone().unwrap_or_default();
     let rules = kubevirt.rules().unwrap_or(Rules::V1_9);
@@ -120,9 +118,9 @@ fn could_block(vm: &Object, settings: &Settings) -> bool {
 }
 
 /// V6: the VM's strategy must be allowed, unless an UPDATE keeps it unchanged.
-fn supported_value(value: &Value, review: &Review, verdict: &mut Verdict) {
+fn supported_value(value: &Scalar, review: &Review, verdict: &mut Verdict) {
     let allowed = &review.settings.eviction_strategy.allowed;
-    let shown = show(Some(value));
+    let shown = shown(Some(value));
     match allowance(value, allowed, || review.old_eviction_strategy()) {
         Allowance::Allowed => {}
         Allowance::Kept => verdict.warn(format!("{FIELD}: kept unsupported value \"{shown}\"")),
