@@ -57,7 +57,14 @@ pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Mutated>) -> Vec<
             warnings,
         },
     };
-    serde_json::to_vec(&response).unwrap_or_else(|_| {
+    // The envelope and messages fit in 1 KiB; a mutation adds the object's own length.
+    let capacity = 1024
+        + match &mutated_object {
+            Some(Mutated::Spliced(spliced)) => spliced.written_len(),
+            _ => 0,
+        };
+    let mut answer = Vec::with_capacity(capacity);
+    serde_json::to_writer(&mut answer, &response).map(|()| answer).unwrap_or_else(|_| {
         // Serializing strings and raw JSON cannot fail; answer a rejection if it ever does.
         br#"{"accepted":false,"message":"internal error: cannot serialize the response","code":500}"#
             .to_vec()

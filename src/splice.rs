@@ -93,6 +93,27 @@ impl<'de, 'e> Visitor<'de> for Seed<'e> {
     }
 }
 
+impl Spliced<'_, '_> {
+    /// About the bytes it is written in (its members as they came, their keys): what the answer
+    /// reserves up front, so a large object is not copied again while the answer grows.
+    pub(crate) fn written_len(&self) -> usize {
+        let members: usize = self
+            .members
+            .iter()
+            .map(|(key, member)| {
+                key.len()
+                    + 4
+                    + match member {
+                        Member::Raw(raw) => raw.get().len(),
+                        Member::Object(inner) => inner.written_len(),
+                    }
+            })
+            .sum();
+        // Its braces; an edit's key, value and any objects created along its path.
+        members + 2 + self.edits.len() * 128
+    }
+}
+
 impl Serialize for Spliced<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         Written(self, true).serialize(serializer)
@@ -156,7 +177,12 @@ mod tests {
     fn spliced(raw: &str, edits: &[Edit]) -> serde_json::Result<Option<String>> {
         let raw = RawValue::from_string(raw.to_owned())?;
         splice(&raw, edits)
-            .map(|s| serde_json::to_string(&s))
+            .map(|s| {
+                let text = serde_json::to_string(&s)?;
+                // The answer's reservation holds the written object: it is never copied to grow.
+                assert!(s.written_len() >= text.len(), "{text}: {}", s.written_len());
+                Ok(text)
+            })
             .transpose()
     }
 

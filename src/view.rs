@@ -232,11 +232,14 @@ pub(crate) trait Shaped<'a> {
 
 impl<'a, T: Members<'a> + Default> Shaped<'a> for Field<T> {
     fn object(&mut self) -> &mut dyn Members<'a> {
+        // A repeated key starts over: the last one wins, as in a `Value`.
         *self = Field::Object(T::default());
-        match self {
-            Field::Object(object) => object,
-            // Just set.
-            _ => unreachable!(),
+        // Runs once: the member was just made an object.
+        loop {
+            if let Field::Object(object) = self {
+                return object;
+            }
+            *self = Field::Object(T::default());
         }
     }
     fn other(&mut self, kind: Option<&'static str>) {
@@ -260,12 +263,9 @@ impl<'a, T: Members<'a> + Default> Items<'a> for List<T> {
     }
     fn push(&mut self) -> &mut dyn Members<'a> {
         self.set = true;
+        let last = self.items.len();
         self.items.push(T::default());
-        match self.items.last_mut() {
-            Some(item) => item,
-            // Just pushed.
-            None => unreachable!(),
-        }
+        &mut self.items[last]
     }
 }
 
