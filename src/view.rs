@@ -233,13 +233,12 @@ pub(crate) trait Shaped<'a> {
 impl<'a, T: Members<'a> + Default> Shaped<'a> for Field<T> {
     fn object(&mut self) -> &mut dyn Members<'a> {
         // A repeated key starts over: the last one wins, as in a `Value`.
-        *self = Field::Object(T::default());
-        // Runs once: the member was just made an object.
+        *self = Field::Absent;
         loop {
-            if let Field::Object(object) = self {
-                return object;
+            match self {
+                Field::Object(object) => return object,
+                _ => *self = Field::Object(T::default()),
             }
-            *self = Field::Object(T::default());
         }
     }
     fn other(&mut self, kind: Option<&'static str>) {
