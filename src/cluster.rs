@@ -6,13 +6,15 @@
 use std::cell::{OnceCell, RefCell};
 
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
-    GetResourceRequest, ListAllResourcesRequest, get_resource,
+    GetResourceRequest, ListAllResourcesRequest,
 };
 use kubewarden_policy_sdk::wapc_guest as guest;
-use serde::Deserialize;
+use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::configuration::Configuration;
+use crate::view::{self, typed, typed::members};
 
 /// What the policy reads of the KubeVirt CR, from one list call: the configuration (with the
 /// cluster's eviction strategy) and the release it runs.
@@ -36,13 +38,13 @@ pub trait Cluster {
     /// The `spec` of the `instancetype.kubevirt.io/v1beta1` object `kind`/`name`
     /// (`VirtualMachineClusterInstancetype`, `VirtualMachineInstancetype`,
     /// `VirtualMachineClusterPreference`, `VirtualMachinePreference`); `namespace` is `None` for
-    /// the cluster-wide kinds.
+    /// the cluster-wide kinds. The answer is the spec's JSON text (`null` when it has none).
     fn instancetype_spec(
         &self,
         kind: &str,
         namespace: Option<&str>,
         name: &str,
-    ) -> Result<Value, String>;
+    ) -> Result<String, String>;
 
     /// `spec.accessModes` of the PersistentVolumeClaim `name` in `namespace`.
     fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String>;
@@ -65,10 +67,7 @@ impl Cluster for Host {
         // Not the SDK's `list_all_resources`: its k8s-openapi `List<T>` refuses any list whose
         // `apiVersion`/`kind` is not `kubevirt.io/v1 KubeVirtList`, and hosts also answer a plain
         // `v1 List` (kube-rs' `ObjectList` default, and so recorded kwctl sessions).
-        let payload = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
-        let answer = guest::host_call("kubewarden", "kubernetes", "list_resources_all", &payload)
-            .map_err(|e| why_text(e.to_string()))?;
-        kubevirt_from_list(&answer)
+        kubevirt_from_list(&call("list_resources_all", &request)?)
     }
 
     fn instancetype_spec(
@@ -76,7 +75,7 @@ impl Cluster for Host {
         kind: &str,
         namespace: Option<&str>,
         name: &str,
-    ) -> Result<Value, String> {
+    ) -> Result<String, String> {
         let request = GetResourceRequest {
             api_version: INSTANCETYPE_API_VERSION.to_owned(),
             kind: kind.to_owned(),
@@ -85,8 +84,14 @@ impl Cluster for Host {
             disable_cache: false,
             field_masks: None,
         };
-        let object: WithSpec = get_resource(&request).map_err(why)?;
-        Ok(object.spec)
+        let answer = call("get_resource", &request)?;
+        let object = std::str::from_utf8(&answer)
+            .map_err(|e| e.to_string())
+            .and_then(view::parse::<WithSpec>)
+            .map_err(|e| format!("error deserializing get resource response: {e}"))?;
+        Ok(object
+            .and_then(|o| o.spec)
+            .map_or_else(|| "null".to_owned(), |spec| spec.get().to_owned()))
     }
 
     fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String> {
@@ -98,20 +103,23 @@ impl Cluster for Host {
             disable_cache: false,
             field_masks: None,
         };
-        let claim: Claim = get_resource(&request).map_err(why)?;
+        let answer = call("get_resource", &request)?;
+        let claim = typed::parse::<Claim>(&answer)
+            .map_err(|e| format!("error deserializing get resource response: {e}"))?;
         Ok(claim
-            .spec
+            .and_then(|claim| claim.spec)
             .and_then(|spec| spec.access_modes)
             .unwrap_or_default())
     }
 }
 
-/// Why a host call failed, in the host's words: the SDK's and waPC's wrappers left out.
-fn why(error: kubewarden_policy_sdk::error::Error) -> String {
-    why_text(match error {
-        kubewarden_policy_sdk::error::Error::HostCall { source, .. } => source.to_string(),
-        other => other.to_string(),
-    })
+/// One of Kubewarden's `kubernetes` host calls, as the SDK makes it (the request serialised, the
+/// answer's bytes returned); read here through the policy's own reader rather than the SDK's
+/// typed answers, whose serde code would be compiled into the module once per type.
+fn call(operation: &str, request: &impl Serialize) -> Result<Vec<u8>, String> {
+    let payload = serde_json::to_vec(request).map_err(|e| e.to_string())?;
+    guest::host_call("kubewarden", "kubernetes", operation, &payload)
+        .map_err(|e| why_text(e.to_string()))
 }
 
 /// A host error's text without waPC's prefixes, and without the stack backtrace a host running
@@ -131,8 +139,9 @@ fn why_text(text: String) -> String {
 /// list's own `apiVersion` and `kind` are not checked: hosts answer `kubevirt.io/v1 KubeVirtList`
 /// or a plain `v1 List`.
 pub fn kubevirt_from_list(answer: &[u8]) -> Result<Option<KubeVirtCr>, String> {
-    let list: Items<KubeVirt> =
-        serde_json::from_slice(answer).map_err(|e| format!("list all resources response: {e}"))?;
+    let list = typed::parse::<Items>(answer)
+        .map_err(|e| format!("list all resources response: {e}"))?
+        .unwrap_or_default();
     Ok(list
         .items
         .into_iter()
@@ -144,43 +153,59 @@ pub fn kubevirt_from_list(answer: &[u8]) -> Result<Option<KubeVirtCr>, String> {
 /// One KubeVirt CR object, read as [`kubevirt_from_list`] reads a list's items (for tools that hold
 /// the cluster's objects, such as a dump).
 pub fn kubevirt_from_object(object: &Value) -> Result<KubeVirtCr, String> {
-    KubeVirt::deserialize(object)
-        .map(KubeVirt::into_cr)
-        .map_err(|e| format!("KubeVirt CR: {e}"))
+    let text = object.to_string();
+    match typed::parse::<KubeVirt>(text.as_bytes()) {
+        Ok(cr) => Ok(cr.unwrap_or_default().into_cr()),
+        Err(e) => Err(format!("KubeVirt CR: {e}")),
+    }
 }
 
 /// A list answer as far as the policy reads it: its `items`, whatever the list's own
 /// `apiVersion`/`kind` (`v1 List` or `kubevirt.io/v1 KubeVirtList`).
-#[derive(Deserialize)]
-struct Items<T> {
-    items: Option<Vec<T>>,
+#[derive(Default)]
+struct Items {
+    items: Option<Vec<KubeVirt>>,
 }
 
+members!(Items("struct Items") {
+    "items" => items,
+});
+
 /// The KubeVirt CR, read-only and only as far as the policy reads it.
-#[derive(Deserialize, Clone, Default)]
-#[serde(default)]
+#[derive(Clone, Default)]
 struct KubeVirt {
     spec: KubeVirtSpec,
     status: KubeVirtStatus,
 }
 
-#[derive(Deserialize, Clone, Default)]
-#[serde(default)]
+members!(KubeVirt("struct KubeVirt") {
+    "spec" => spec,
+    "status" => status,
+});
+
+#[derive(Clone, Default)]
 struct KubeVirtSpec {
     configuration: Configuration,
 }
 
-#[derive(Deserialize, Clone, Default)]
-#[serde(default, rename_all = "camelCase")]
+members!(KubeVirtSpec("struct KubeVirtSpec") {
+    "configuration" => configuration,
+});
+
+#[derive(Clone, Default)]
 struct KubeVirtStatus {
     observed_kube_virt_version: Option<String>,
 }
 
-/// An instancetype or preference: only its `spec`, kept as JSON for the expansion.
-#[derive(Deserialize, Clone)]
-struct WithSpec {
-    #[serde(default)]
-    spec: Value,
+members!(KubeVirtStatus("struct KubeVirtStatus") {
+    "observedKubeVirtVersion" => observed_kube_virt_version,
+});
+
+view::view! {
+    /// An instancetype or preference: only its `spec`, kept as JSON text for the expansion.
+    WithSpec<'a> {
+        "spec" => spec: Option<&'a RawValue>,
+    }
 }
 
 impl KubeVirt {
@@ -200,7 +225,7 @@ impl KubeVirt {
 pub(crate) struct Lookups<'a> {
     cluster: &'a dyn Cluster,
     kubevirt: OnceCell<Option<KubeVirtCr>>,
-    instancetypes: RefCell<Vec<(String, Option<Value>)>>,
+    instancetypes: RefCell<Vec<(String, Option<String>)>>,
     claims: RefCell<Vec<(String, Option<Vec<String>>)>>,
     failures: RefCell<Vec<String>>,
 }
@@ -241,7 +266,7 @@ impl<'a> Lookups<'a> {
         kind: &str,
         namespace: Option<&str>,
         name: &str,
-    ) -> Option<Value> {
+    ) -> Option<String> {
         let key = format!(
             "{kind} {}{name}",
             namespace.map(|n| format!("{n}/")).unwrap_or_default()
@@ -290,13 +315,20 @@ impl<'a> Lookups<'a> {
 }
 
 /// A PersistentVolumeClaim as far as the policy reads it.
-#[derive(Deserialize, Clone)]
+#[derive(Default)]
 struct Claim {
     spec: Option<ClaimSpec>,
 }
 
-#[derive(Deserialize, Clone)]
-#[serde(rename_all = "camelCase")]
+members!(Claim("struct Claim") {
+    "spec" => spec,
+});
+
+#[derive(Default)]
 struct ClaimSpec {
     access_modes: Option<Vec<String>>,
 }
+
+members!(ClaimSpec("struct ClaimSpec") {
+    "accessModes" => access_modes,
+});

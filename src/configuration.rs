@@ -3,16 +3,14 @@
 //! reads the `kubevirt.configuration` setting and the live CR.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde::de::value::MapAccessDeserializer;
-use serde::de::{IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::de::IgnoredAny;
+
+use crate::view::typed::members;
 
 /// `spec.configuration` of the KubeVirt CR, only the fields the rules read. Unknown fields are
 /// ignored (no `deny_unknown_fields`): a copy of a real CR's configuration is always accepted.
-#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Configuration {
     pub eviction_strategy: Option<String>,
     pub network: Option<Network>,
@@ -21,42 +19,60 @@ pub struct Configuration {
 }
 
 /// `spec.configuration.network`.
-#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Network {
     pub default_network_interface: Option<String>,
     pub binding: Option<BTreeMap<String, BindingPlugin>>,
 }
 
 /// `spec.configuration.network.binding.NAME`: a plugin migrates iff `migration` is set.
-#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
-#[serde(default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct BindingPlugin {
     pub migration: Option<IgnoredAny>,
 }
 
 /// `spec.configuration.developerConfiguration`.
-#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Developer {
     pub feature_gates: Option<Vec<String>>,
-    #[serde(rename = "minimumClusterTSCFrequency")]
     pub minimum_cluster_tsc_frequency: Option<i64>,
 }
 
 /// `spec.configuration.permittedHostDevices`.
-#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PermittedHostDevices {
     pub mediated_devices: Option<Vec<MediatedDevice>>,
 }
 
 /// `spec.configuration.permittedHostDevices.mediatedDevices[]`.
-#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MediatedDevice {
     pub resource_name: Option<String>,
 }
+
+members!(Configuration("an object (a copy of the KubeVirt CR's spec.configuration)") {
+    "evictionStrategy" => eviction_strategy,
+    "network" => network,
+    "developerConfiguration" => developer_configuration,
+    "permittedHostDevices" => permitted_host_devices,
+});
+members!(Network("struct Network") {
+    "defaultNetworkInterface" => default_network_interface,
+    "binding" => binding,
+});
+members!(BindingPlugin("struct BindingPlugin") {
+    "migration" => migration,
+});
+members!(Developer("struct Developer") {
+    "featureGates" => feature_gates,
+    "minimumClusterTSCFrequency" => minimum_cluster_tsc_frequency,
+});
+members!(PermittedHostDevices("struct PermittedHostDevices") {
+    "mediatedDevices" => mediated_devices,
+});
+members!(MediatedDevice("struct MediatedDevice") {
+    "resourceName" => resource_name,
+});
 
 /// KubeVirt's `network.defaultNetworkInterface` values (`virt-config/configuration.go:489-494`).
 pub(crate) const DEFAULT_INTERFACES: [&str; 3] = ["bridge", "masquerade", "slirp"];
@@ -174,31 +190,4 @@ impl Rules {
             Rules::V1_9 => "v1.9",
         }
     }
-}
-
-/// `kubevirt.configuration`: an object or `null` (serde alone would also read a struct from an
-/// array); the fields inside keep their paths in errors.
-pub(crate) fn object_or_null<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Configuration>, D::Error> {
-    struct Object;
-    impl<'de> Visitor<'de> for Object {
-        type Value = Option<Configuration>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("an object (a copy of the KubeVirt CR's spec.configuration)")
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_map(Object)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-            Configuration::deserialize(MapAccessDeserializer::new(map)).map(Some)
-        }
-    }
-    deserializer.deserialize_option(Object)
 }

@@ -1,25 +1,30 @@
 //! Policy settings: serde shape, defaults and the consistency checks of `validate_settings`.
 
 use kubewarden_policy_sdk::settings::Validatable;
-use serde::Deserialize;
 
 use crate::configuration::{Configuration, Rules, parse_version};
 use crate::strategy::{
     DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE,
     MAINTENANCE_STRATEGIES, is_eviction_strategy,
 };
+use crate::view::typed::{self, choice, members};
 
 /// What to do about a finding that is not always an error.
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Ignore,
     Warn,
     Reject,
 }
 
-#[derive(Deserialize, Debug, Clone, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+choice!(Mode {
+    "ignore" => Ignore,
+    "warn" => Warn,
+    "reject" => Reject,
+});
+
+/// Every member is optional (its default stays); an unknown one is refused.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub label_key: String,
     pub allowed_strategies: Vec<String>,
@@ -32,9 +37,20 @@ pub struct Settings {
     pub cluster_lookups: bool,
 }
 
+members!(Settings("struct Settings") strict {
+    "labelKey" => label_key,
+    "allowedStrategies" => allowed_strategies,
+    "defaultStrategy" => default_strategy,
+    "mutate" => mutate,
+    "requireLabel" => require_label,
+    "templateMismatch" => template_mismatch,
+    "evictionStrategy" => eviction_strategy,
+    "kubevirt" => kubevirt,
+    "clusterLookups" => cluster_lookups,
+});
+
 /// What V7 does with a VM that cannot live-migrate under `LiveMigrate`.
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NonMigratable {
     Ignore,
     Warn,
@@ -42,8 +58,14 @@ pub enum NonMigratable {
     Fix,
 }
 
-#[derive(Deserialize, Debug, Clone, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+choice!(NonMigratable {
+    "ignore" => Ignore,
+    "warn" => Warn,
+    "reject" => Reject,
+    "fix" => Fix,
+});
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct EvictionSettings {
     pub default: Option<String>,
     pub allowed: Vec<String>,
@@ -51,8 +73,14 @@ pub struct EvictionSettings {
     pub non_migratable: NonMigratable,
 }
 
-#[derive(Deserialize, Debug, Clone, PartialEq)]
-#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+members!(EvictionSettings("struct EvictionSettings") strict {
+    "default" => default,
+    "allowed" => allowed,
+    "clusterDefault" => cluster_default,
+    "nonMigratable" => non_migratable,
+});
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct KubevirtSettings {
     pub allowed_eviction_strategies: Vec<String>,
     pub recommended_eviction_strategy: String,
@@ -61,9 +89,16 @@ pub struct KubevirtSettings {
     /// `status.observedKubeVirtVersion`, else the newest rules.
     pub version: Option<String>,
     /// A copy of the KubeVirt CR's `spec.configuration`; unset: the live CR's.
-    #[serde(deserialize_with = "crate::configuration::object_or_null")]
     pub configuration: Option<Configuration>,
 }
+
+members!(KubevirtSettings("struct KubevirtSettings") strict {
+    "allowedEvictionStrategies" => allowed_eviction_strategies,
+    "recommendedEvictionStrategy" => recommended_eviction_strategy,
+    "requireEvictFallback" => require_evict_fallback,
+    "version" => version,
+    "configuration" => configuration,
+});
 
 fn all_eviction_strategies() -> Vec<String> {
     EVICTION_STRATEGIES.map(str::to_owned).to_vec()
@@ -115,14 +150,11 @@ impl Settings {
         if raw.trim_ascii_start().first() == Some(&b'[') {
             return Err("settings must be a JSON object, got an array".to_owned());
         }
-        let de = &mut serde_json::Deserializer::from_slice(raw);
-        let settings: Option<Settings> =
-            serde_path_to_error::deserialize(&mut *de).map_err(|e| match e.path().to_string() {
-                path if path == "." || path == "?" => e.inner().to_string(),
-                path => format!("{path}: {}", e.inner()),
-            })?;
-        // Settings are one JSON value: `{} x` is refused, not read as `{}`.
-        de.end().map_err(|e| e.to_string())?;
+        // Named as serde_path_to_error names a path: `evictionStrategy.default: ...`.
+        let settings = typed::parse::<Settings>(raw).map_err(|e| match typed::trail() {
+            path if path == "." => e.to_string(),
+            path => format!("{path}: {e}"),
+        })?;
         Ok(settings.unwrap_or_default())
     }
 

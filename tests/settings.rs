@@ -177,3 +177,59 @@ fn invalid_eviction_and_kubevirt_settings() {
         "requireEvictFallback": false}});
     assert_eq!(answer(full.to_string().as_bytes()), (true, String::new()));
 }
+
+/// The settings reader's own refusals, word for word with serde_json's positions: a member read
+/// twice, a mode that is not a name, a struct given another JSON type (serde's derive also read a
+/// struct from an array, by position), a number out of range, and where the reader failed.
+#[test]
+fn reader_messages() {
+    let table: [(&str, &str); 10] = [
+        (
+            r#"{"mutate": true, "mutate": false}"#,
+            "duplicate field `mutate` at line 1 column 25",
+        ),
+        (
+            r#"{"evictionStrategy": {"allowed": ["None"], "allowed": ["None"]}}"#,
+            "evictionStrategy: duplicate field `allowed` at line 1 column 52",
+        ),
+        (
+            r#"{"templateMismatch": 1}"#,
+            "templateMismatch: invalid type: integer `1`, expected one of `ignore`, `warn`, `reject` at line 1 column 22",
+        ),
+        (
+            r#"{"evictionStrategy": {"nonMigratable": null}}"#,
+            "evictionStrategy.nonMigratable: invalid type: null, expected one of `ignore`, `warn`, `reject`, `fix` at line 1 column 43",
+        ),
+        (
+            r#"{"evictionStrategy": [null, ["None"]]}"#,
+            "evictionStrategy: invalid type: sequence, expected struct EvictionSettings at line 1 column 22",
+        ),
+        (
+            r#"{"kubevirt": null}"#,
+            "kubevirt: invalid type: null, expected struct KubevirtSettings at line 1 column 17",
+        ),
+        (
+            r#"{"allowedStrategies": ["Migrate", 3]}"#,
+            "allowedStrategies[1]: invalid type: integer `3`, expected a string at line 1 column 35",
+        ),
+        (
+            r#"{"kubevirt": {"configuration": {"developerConfiguration": {"minimumClusterTSCFrequency": 9223372036854775808}}}}"#,
+            "kubevirt.configuration.developerConfiguration.minimumClusterTSCFrequency: invalid value: integer `9223372036854775808`, expected i64 at line 1 column 108",
+        ),
+        (
+            r#"{"kubevirt": {"configuration": {"network": {"binding": {"passt": null}}}}}"#,
+            "kubevirt.configuration.network.binding.passt: invalid type: null, expected struct BindingPlugin at line 1 column 69",
+        ),
+        (
+            r#"{"kubevirt": {"configuration": {"unknownField": [1], "evictionStrategy": "None"}}, "mutate": tru}"#,
+            "mutate: expected ident at line 1 column 97",
+        ),
+    ];
+    for (settings, want) in table {
+        assert_eq!(
+            answer(settings.as_bytes()),
+            (false, want.to_owned()),
+            "{settings}"
+        );
+    }
+}

@@ -76,9 +76,9 @@ impl Cluster for ObjectCluster<'_> {
         kind: &str,
         namespace: Option<&str>,
         name: &str,
-    ) -> Result<Value, String> {
+    ) -> Result<String, String> {
         let object = self.get(kind, namespace.unwrap_or_default(), name)?;
-        Ok(object.get("spec").cloned().unwrap_or(Value::Null))
+        Ok(object.get("spec").unwrap_or(&Value::Null).to_string())
     }
 
     fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String> {
@@ -164,7 +164,7 @@ mod tests {
         for (kind, namespace, name, want) in types {
             assert_eq!(
                 cluster.instancetype_spec(kind, namespace, name),
-                want,
+                want.map(|spec: serde_json::Value| spec.to_string()),
                 "{kind} {name}"
             );
         }

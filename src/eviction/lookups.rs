@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::configuration::{Configuration, Rules, parse_version};
 use crate::migratability::{Context, Findings, needs, reasons_of};
@@ -105,10 +104,11 @@ pub(super) fn findings(vm: &Vm, review: &Review) -> Findings {
     let preference = lookups
         .then(|| matcher(vm, review, Matcher::PREFERENCE, &mut warnings))
         .flatten();
-    // The cluster's answers are `Value`s; read as text, a view of each shares the VM's reader.
-    let texts = [&instancetype, &preference].map(|m| m.as_ref().map(|(_, spec)| spec.to_string()));
-    let instancetype_view: Option<Instancetype> = texts[0].as_deref().and_then(spec_view);
-    let preference_view: Option<Preference> = texts[1].as_deref().and_then(spec_view);
+    // The cluster answers with the specs' text: a view of each shares the VM's reader.
+    let instancetype_view: Option<Instancetype> =
+        instancetype.as_ref().and_then(|(_, spec)| spec_view(spec));
+    let preference_view: Option<Preference> =
+        preference.as_ref().and_then(|(_, spec)| spec_view(spec));
     let sources = Sources {
         instancetype: instancetype_view.as_ref(),
         preference: preference_view.as_ref(),
@@ -200,7 +200,7 @@ fn matcher(
     review: &Review,
     matcher: Matcher,
     warnings: &mut Vec<String>,
-) -> Option<(String, Value)> {
+) -> Option<(String, String)> {
     let spec = vm.spec()?;
     let found = (matcher.of)(spec);
     if !found.is_set() {

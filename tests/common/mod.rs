@@ -121,7 +121,7 @@ impl vm_maintenance_strategy::cluster::Cluster for TestCluster {
         kind: &str,
         namespace: Option<&str>,
         name: &str,
-    ) -> Result<Value, String> {
+    ) -> Result<String, String> {
         let at = namespace.map(|n| format!("{n}/")).unwrap_or_default();
         self.calls.borrow_mut().push(format!("{kind} {at}{name}"));
         if let Some(why) = &self.instancetypes_fail {
@@ -130,7 +130,7 @@ impl vm_maintenance_strategy::cluster::Cluster for TestCluster {
         self.instancetypes
             .iter()
             .find(|(k, ns, n, _)| *k == kind && *ns == namespace && *n == name)
-            .map(|(_, _, _, spec)| spec.clone())
+            .map(|(_, _, _, spec)| spec.to_string())
             .ok_or_else(|| format!("{kind} \"{name}\" not found"))
     }
 

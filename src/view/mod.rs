@@ -8,57 +8,15 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{
     Deserialize, DeserializeSeed, Deserializer, Error, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
-use serde_json::Value;
+use serde_json::value::RawValue;
 
-/// A JSON value that a rule compares or shows: strings borrowed from the text; numbers, arrays
-/// and objects (which no rule expects where a `Scalar` is read) kept as a `Value`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) enum Scalar<'a> {
-    #[default]
-    Null,
-    Bool(bool),
-    Str(Cow<'a, str>),
-    Other(Value),
-}
+mod scalar;
+pub(crate) mod typed;
 
-impl<'a> Scalar<'a> {
-    pub(crate) fn str(text: impl Into<Cow<'a, str>>) -> Self {
-        Scalar::Str(text.into())
-    }
-
-    pub(crate) fn as_str(&self) -> Option<&str> {
-        match self {
-            Scalar::Str(text) => Some(text),
-            _ => None,
-        }
-    }
-
-    /// The value as JSON (to splice it into the answer).
-    pub(crate) fn to_value(&self) -> Value {
-        match self {
-            Scalar::Null => Value::Null,
-            Scalar::Bool(b) => Value::Bool(*b),
-            Scalar::Str(text) => Value::String(text.as_ref().to_owned()),
-            Scalar::Other(value) => value.clone(),
-        }
-    }
-}
-
-/// A value as a message shows it: a string verbatim, anything else as JSON text, a missing value
-/// as `<unset>`.
-pub(crate) fn shown(value: Option<&Scalar>) -> String {
-    match value {
-        Some(Scalar::Str(text)) => text.as_ref().to_owned(),
-        Some(Scalar::Null) => "null".to_owned(),
-        Some(Scalar::Bool(b)) => b.to_string(),
-        Some(Scalar::Other(other)) => other.to_string(),
-        None => "<unset>".to_owned(),
-    }
-}
+pub(crate) use scalar::{Scalar, shown};
 
 /// An object member that should hold an object.
 #[derive(Debug, Clone, Default)]
@@ -172,6 +130,12 @@ impl<'a, V> Map<'a, V> {
 pub(crate) trait Members<'a> {
     /// Where the member `key` is read into.
     fn slot(&mut self, key: Cow<'a, str>) -> Slot<'_, 'a>;
+
+    /// A strict struct's members, each allowed once (serde's `duplicate field`); `None`: any
+    /// key, the last of duplicates counts.
+    fn once(&self) -> Option<&'static [&'static str]> {
+        None
+    }
 }
 
 /// Where one member's value goes.
@@ -185,6 +149,13 @@ pub(crate) enum Slot<'s, 'a> {
     Seen(&'s mut Seen),
     Object(&'s mut dyn Shaped<'a>),
     List(&'s mut dyn Items<'a>),
+    /// Kept as raw JSON text.
+    Raw(&'s mut Option<&'a RawValue>),
+    /// A member a strict struct does not have: refused with serde's `unknown field` message,
+    /// which lists the members it has.
+    Unknown(&'static [&'static str]),
+    /// A member of an owned struct, read as its type or refused.
+    Typed(typed::Typed<'s, 'a>),
 }
 
 /// A field's own slot.
@@ -201,6 +172,12 @@ impl<'a> AsSlot<'a> for Option<Scalar<'a>> {
 impl<'a> AsSlot<'a> for Scalar<'a> {
     fn slot(&mut self) -> Slot<'_, 'a> {
         Slot::Value(self)
+    }
+}
+
+impl<'a> AsSlot<'a> for Option<&'a RawValue> {
+    fn slot(&mut self) -> Slot<'_, 'a> {
+        Slot::Raw(self)
     }
 }
 
@@ -358,11 +335,16 @@ pub(crate) fn parse_array<'a, T: Members<'a> + Default>(text: &'a str) -> Result
 }
 
 fn read<'a>(text: &'a str, slot: Slot<'_, 'a>) -> Result<(), String> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
+    read_bytes(text.as_bytes(), slot).map_err(|e| e.to_string())
+}
+
+/// The one reader of every view and typed struct (one JSON value, nothing after it).
+fn read_bytes<'a>(bytes: &'a [u8], slot: Slot<'_, 'a>) -> Result<(), serde_json::Error> {
+    typed::clear_trail();
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     SlotSeed(slot)
         .deserialize(&mut deserializer)
         .and_then(|()| deserializer.end())
-        .map_err(|e| e.to_string())
 }
 
 // ---------------------------------------------------------------- the visitors
@@ -382,6 +364,10 @@ impl<'a> DeserializeSeed<'a> for SlotSeed<'_, 'a> {
                 .map(|v| *slot = v),
             Slot::Object(slot) => deserializer.deserialize_any(ObjectVisitor(slot)),
             Slot::List(slot) => deserializer.deserialize_any(ListVisitor(slot)),
+            Slot::Raw(slot) => <&RawValue>::deserialize(deserializer).map(|v| *slot = Some(v)),
+            Slot::Typed(typed) => deserializer.deserialize_any(typed::TypedVisitor(typed)),
+            // `read_members` refuses the member before reading it.
+            Slot::Unknown(_) => IgnoredAny::deserialize(deserializer).map(drop),
         }
     }
 }
@@ -390,8 +376,26 @@ fn read_members<'a, M: MapAccess<'a>>(
     members: &mut dyn Members<'a>,
     mut map: M,
 ) -> Result<(), M::Error> {
+    let once = members.once();
+    let mut seen = 0u64;
     while let Some(Key(key)) = map.next_key()? {
-        map.next_value_seed(SlotSeed(members.slot(key)))?;
+        if let Some(index) = once.and_then(|fields| fields.iter().position(|f| *f == key)) {
+            if seen & (1 << index) != 0 {
+                return Err(M::Error::duplicate_field(once.map_or("", |f| f[index])));
+            }
+            seen |= 1 << index;
+        }
+        let slot = match members.slot(key.clone()) {
+            Slot::Unknown(fields) => {
+                typed::passed_key(&key);
+                return Err(M::Error::unknown_field(&key, fields));
+            }
+            slot => slot,
+        };
+        if let Err(e) = map.next_value_seed(SlotSeed(slot)) {
+            typed::passed_key(&key);
+            return Err(e);
+        }
     }
     Ok(())
 }
@@ -491,54 +495,6 @@ impl<'a> Visitor<'a> for ElementSeed<'_, 'a> {
     }
     fn visit_map<M: MapAccess<'a>>(self, map: M) -> Result<(), M::Error> {
         read_members(self.0.push(), map)
-    }
-}
-
-impl<'de> Deserialize<'de> for Scalar<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ScalarVisitor)
-    }
-}
-
-struct ScalarVisitor;
-
-impl<'de> Visitor<'de> for ScalarVisitor {
-    type Value = Scalar<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(Scalar::Null)
-    }
-    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
-        Ok(Scalar::Null)
-    }
-    fn visit_bool<E: Error>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(Scalar::Bool(v))
-    }
-    fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Scalar::Str(Cow::Borrowed(v)))
-    }
-    fn visit_str<E: Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Scalar::Str(Cow::Owned(v.to_owned())))
-    }
-    fn visit_string<E: Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Scalar::Str(Cow::Owned(v)))
-    }
-    fn visit_i64<E: Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Scalar::Other(Value::from(v)))
-    }
-    fn visit_u64<E: Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Scalar::Other(Value::from(v)))
-    }
-    fn visit_f64<E: Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(Scalar::Other(Value::from(v)))
-    }
-    fn visit_seq<S: SeqAccess<'de>>(self, seq: S) -> Result<Self::Value, S::Error> {
-        Value::deserialize(SeqAccessDeserializer::new(seq)).map(Scalar::Other)
-    }
-    fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Self::Value, M::Error> {
-        Value::deserialize(MapAccessDeserializer::new(map)).map(Scalar::Other)
     }
 }
 
