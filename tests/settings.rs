@@ -88,7 +88,7 @@ fn invalid_settings() {
         ),
         (
             b"{\"labelKey\": \"\xff\"}",
-            "labelKey: invalid unicode code point",
+            "not UTF-8: invalid utf-8 sequence of 1 bytes from index 14",
         ),
     ];
     for (settings, want) in exact {

@@ -225,11 +225,13 @@ thread_local! {
 }
 
 /// Notes that the error unwinding passes through the member `key`.
+#[cold]
 pub(super) fn passed_key(key: &str) {
     TRAIL.with_borrow_mut(|trail| trail.push(Step::Key(key.to_owned())));
 }
 
 /// Notes that the error unwinding passes through the element `index`.
+#[cold]
 pub(super) fn passed_index(index: usize) {
     TRAIL.with_borrow_mut(|trail| trail.push(Step::Index(index)));
 }
@@ -453,6 +455,15 @@ impl<'a> Visitor<'a> for TypedVisitor<'_, 'a> {
     }
 }
 
+/// Reads a typed member: out of line, so that the views' reading of a VM does not grow with it.
+#[inline(never)]
+pub(super) fn read<'a, D: serde::Deserializer<'a>>(
+    deserializer: D,
+    typed: Typed<'_, 'a>,
+) -> Result<(), D::Error> {
+    deserializer.deserialize_any(TypedVisitor(typed))
+}
+
 /// A typed member read from its own deserializer (list elements, map entries).
 struct ObjectSeed<'s, 'a>(Typed<'s, 'a>);
 
@@ -494,13 +505,17 @@ impl<'a> Shape<'a> for Entry<'_, 'a> {
     }
 }
 
-/// Reads `bytes` (one JSON value) as `T`: `Ok(None)` for `null`. The error is serde_json's, with
-/// the position; [`trail`] then names the member.
+/// Reads `bytes` (one JSON value, UTF-8) as `T`: `Ok(None)` for `null`. The error is
+/// serde_json's, with the position; [`trail`] then names the member.
 pub(crate) fn parse<'a, T>(bytes: &'a [u8]) -> Result<Option<T>, serde_json::Error>
 where
     T: Members<'a> + Named + Default,
 {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        clear_trail();
+        serde_json::Error::custom(format_args!("not UTF-8: {e}"))
+    })?;
     let mut value: Option<T> = None;
-    super::read_bytes(bytes, Slot::Typed(Typed::Object(&mut value)))?;
+    super::read_text(text, Slot::Typed(Typed::Object(&mut value)))?;
     Ok(value)
 }
