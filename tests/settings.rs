@@ -202,7 +202,7 @@ fn reader_messages() {
         ),
         (
             r#"{"evictionStrategy": [null, ["None"]]}"#,
-            "evictionStrategy: invalid type: sequence, expected struct EvictionSettings at line 1 column 22",
+            "evictionStrategy: invalid type: sequence, expected struct EvictionSettings at line 1 column 21",
         ),
         (
             r#"{"kubevirt": null}"#,

@@ -44,6 +44,8 @@ pub(crate) trait Named {
 /// A struct member: `T` refuses `null`, `Option<T>` reads it as `None`.
 pub(crate) trait Shape<'a> {
     fn expecting(&self) -> &'static str;
+    /// Whether `null` is accepted (as `None`).
+    fn nullable(&self) -> bool;
     /// `null`: whether it is accepted.
     fn null(&mut self) -> bool;
     /// An object: where its members go (a repeated key reads over the same struct).
@@ -53,6 +55,9 @@ pub(crate) trait Shape<'a> {
 impl<'a, T: Members<'a> + Named> Shape<'a> for T {
     fn expecting(&self) -> &'static str {
         T::EXPECTING
+    }
+    fn nullable(&self) -> bool {
+        false
     }
     fn null(&mut self) -> bool {
         false
@@ -65,6 +70,9 @@ impl<'a, T: Members<'a> + Named> Shape<'a> for T {
 impl<'a, T: Members<'a> + Named + Default> Shape<'a> for Option<T> {
     fn expecting(&self) -> &'static str {
         T::EXPECTING
+    }
+    fn nullable(&self) -> bool {
+        true
     }
     fn null(&mut self) -> bool {
         *self = None;
@@ -152,7 +160,8 @@ impl<'a, T: Members<'a> + Named + Default> AsSlot<'a> for Option<BTreeMap<String
 }
 
 /// Declares the members of an owned struct (`"key" => field`, each field an [`AsSlot`]): other
-/// keys are skipped, or refused with serde's `unknown field` message after `strict`. Also makes
+/// keys are skipped, or refused with serde's `unknown field` message after `strict`; a member given
+/// twice is refused (serde's `duplicate field`), as serde's derive refused it. Also makes
 /// the struct a typed member of another ([`Named`]: `expecting` is what an error says it wanted).
 macro_rules! members {
     ($name:ident ($expecting:literal) $($strict:ident)? { $($key:literal => $field:ident,)* }) => {
@@ -163,7 +172,9 @@ macro_rules! members {
                     _ => $crate::view::typed::members!(@unknown $($strict)? [$($key),*]),
                 }
             }
-            $crate::view::typed::members!(@once $($strict)? [$($key),*]);
+            fn once(&self) -> Option<&'static [&'static str]> {
+                Some(&[$($key),*])
+            }
         }
         impl $crate::view::typed::Named for $name {
             const EXPECTING: &'static str = $expecting;
@@ -181,12 +192,7 @@ macro_rules! members {
     };
     (@unknown strict [$($key:literal),*]) => { $crate::view::Slot::Unknown(&[$($key),*]) };
     (@unknown [$($key:literal),*]) => { $crate::view::Slot::Skip };
-    (@once strict [$($key:literal),*]) => {
-        fn once(&self) -> Option<&'static [&'static str]> {
-            Some(&[$($key),*])
-        }
-    };
-    (@once [$($key:literal),*]) => {};
+
 }
 pub(crate) use members;
 
@@ -375,7 +381,13 @@ impl<'a> TypedVisitor<'_, 'a> {
 impl<'a> Visitor<'a> for TypedVisitor<'_, 'a> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.expecting_text())
+        match &self.0 {
+            Typed::Choice(choice) => serde::de::Expected::fmt(&OneOf(choice.variants()), f),
+            _ => f.write_str(self.expecting_text()),
+        }
+    }
+    fn visit_some<D: serde::Deserializer<'a>>(self, deserializer: D) -> Result<(), D::Error> {
+        inner(deserializer, self)
     }
     fn visit_unit<E: Error>(self) -> Result<(), E> {
         self.scalar(Met::Null)
@@ -455,13 +467,61 @@ impl<'a> Visitor<'a> for TypedVisitor<'_, 'a> {
     }
 }
 
-/// Reads a typed member: out of line, so that the views' reading of a VM does not grow with it.
+/// Reads a typed member, out of line (the views' reading of a VM does not grow with it). Each
+/// type asks serde_json for what serde's derive asked (`deserialize_bool`, `deserialize_option`,
+/// ...), so that a value of another type is refused where serde refused it, at the same position.
 #[inline(never)]
 pub(super) fn read<'a, D: serde::Deserializer<'a>>(
     deserializer: D,
     typed: Typed<'_, 'a>,
 ) -> Result<(), D::Error> {
-    deserializer.deserialize_any(TypedVisitor(typed))
+    let visitor = TypedVisitor(typed);
+    match &visitor.0 {
+        Typed::OptText(_)
+        | Typed::OptTexts(_)
+        | Typed::OptInt(_)
+        | Typed::Present(_)
+        | Typed::Objects(_)
+        | Typed::Entries(_) => deserializer.deserialize_option(visitor),
+        Typed::Object(shape) if shape.nullable() => deserializer.deserialize_option(visitor),
+        _ => inner(deserializer, visitor),
+    }
+}
+
+/// A member's value once it is known not to be `null` where `null` is allowed.
+fn inner<'a, D: serde::Deserializer<'a>>(
+    deserializer: D,
+    visitor: TypedVisitor<'_, 'a>,
+) -> Result<(), D::Error> {
+    let v = |typed| TypedVisitor(typed);
+    match visitor.0 {
+        Typed::Bool(slot) => deserializer.deserialize_bool(v(Typed::Bool(slot))),
+        Typed::Text(slot) => deserializer.deserialize_str(v(Typed::Text(slot))),
+        Typed::OptText(slot) => deserializer.deserialize_str(v(Typed::OptText(slot))),
+        Typed::Choice(slot) => deserializer.deserialize_str(v(Typed::Choice(slot))),
+        Typed::Texts(slot) => deserializer.deserialize_seq(v(Typed::Texts(slot))),
+        Typed::OptTexts(slot) => deserializer.deserialize_seq(v(Typed::OptTexts(slot))),
+        Typed::Objects(slot) => deserializer.deserialize_seq(v(Typed::Objects(slot))),
+        Typed::OptInt(slot) => deserializer.deserialize_i64(v(Typed::OptInt(slot))),
+        Typed::Object(slot) => deserializer.deserialize_map(v(Typed::Object(slot))),
+        Typed::Entries(slot) => deserializer.deserialize_map(v(Typed::Entries(slot))),
+        Typed::Present(slot) => deserializer.deserialize_ignored_any(Skipped(slot)),
+    }
+}
+
+/// A value that is present (not `null`), its content skipped: serde_json skips it, then says
+/// `unit`.
+struct Skipped<'s>(&'s mut Option<IgnoredAny>);
+
+impl<'a> Visitor<'a> for Skipped<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_unit<E: Error>(self) -> Result<(), E> {
+        *self.0 = Some(IgnoredAny);
+        Ok(())
+    }
 }
 
 /// A typed member read from its own deserializer (list elements, map entries).
@@ -470,7 +530,7 @@ struct ObjectSeed<'s, 'a>(Typed<'s, 'a>);
 impl<'a> serde::de::DeserializeSeed<'a> for ObjectSeed<'_, 'a> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'a>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(TypedVisitor(self.0))
+        inner(deserializer, TypedVisitor(self.0))
     }
 }
 
@@ -480,6 +540,9 @@ struct Element<'s, 'a>(&'s mut dyn Elements<'a>);
 impl<'a> Shape<'a> for Element<'_, 'a> {
     fn expecting(&self) -> &'static str {
         self.0.expecting()
+    }
+    fn nullable(&self) -> bool {
+        false
     }
     fn null(&mut self) -> bool {
         false
@@ -495,6 +558,9 @@ struct Entry<'s, 'a>(&'s mut dyn Entries<'a>, Option<String>);
 impl<'a> Shape<'a> for Entry<'_, 'a> {
     fn expecting(&self) -> &'static str {
         self.0.expecting()
+    }
+    fn nullable(&self) -> bool {
+        false
     }
     fn null(&mut self) -> bool {
         false
