@@ -230,3 +230,16 @@ fn the_generator_reaches_every_kind_of_answer() {
         assert!(seen.contains(kind), "never {kind}: {seen:?}");
     }
 }
+
+/// Fuzz findings (fuzz/regressions/settings/): answered as the old reader answered them.
+#[test]
+fn fuzz_findings_answer_as_serde_did() {
+    for name in ["number-beyond-f64-in-a-skipped-member"] {
+        let path = format!(
+            "{}/fuzz/regressions/settings/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(read_new(&raw), read_old(&raw), "{name}");
+    }
+}
