@@ -231,15 +231,17 @@ fn the_generator_reaches_every_kind_of_answer() {
     }
 }
 
-/// Fuzz findings (fuzz/regressions/settings/): answered as the old reader answered them.
+/// The fuzz finding `fuzz/regressions/settings/number-beyond-f64-in-a-skipped-member` (a number
+/// JSON allows but a `Value` cannot hold, in a member no field reads): answered as the old reader
+/// answered it. (The other finding there, trailing bytes, is not UTF-8: a documented difference.)
 #[test]
-fn fuzz_findings_answer_as_serde_did() {
-    for name in ["number-beyond-f64-in-a-skipped-member"] {
-        let path = format!(
-            "{}/fuzz/regressions/settings/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        assert_eq!(read_new(&raw), read_old(&raw), "{name}");
-    }
+fn a_number_beyond_f64_is_answered_as_serde_did() -> Result<(), std::io::Error> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fuzz/regressions/settings/number-beyond-f64-in-a-skipped-member"
+    );
+    let raw = std::fs::read_to_string(path)?;
+    assert!(read_new(&raw).is_ok(), "accepted");
+    assert_eq!(read_new(&raw), read_old(&raw));
+    Ok(())
 }

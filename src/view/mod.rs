@@ -128,11 +128,11 @@ impl<'a, V> Map<'a, V> {
 /// An object read member by member: what [`view!`] implements. Reading goes through the few
 /// visitors below whatever the view's type, so the JSON reader is compiled once, not once per type.
 pub(crate) trait Members<'a> {
-    /// Where the member `key` is read into.
-    fn slot(&mut self, key: Cow<'a, str>) -> Slot<'_, 'a>;
+    /// Where the member `key` is read into (a map keeps its own copy of the key).
+    fn slot(&mut self, key: &Cow<'a, str>) -> Slot<'_, 'a>;
 
-    /// A strict struct's members, each allowed once (serde's `duplicate field`); `None`: any
-    /// key, the last of duplicates counts.
+    /// A typed struct's members, each allowed once (serde's `duplicate field`); `None` for a
+    /// view: any key, the last of duplicates counts.
     fn once(&self) -> Option<&'static [&'static str]> {
         None
     }
@@ -246,7 +246,11 @@ impl<'a, T: Members<'a> + Default> Items<'a> for List<T> {
 }
 
 impl<'a, V: AsSlot<'a> + Default> Members<'a> for Map<'a, V> {
-    fn slot(&mut self, key: Cow<'a, str>) -> Slot<'_, 'a> {
+    fn slot(&mut self, key: &Cow<'a, str>) -> Slot<'_, 'a> {
+        let key = match key {
+            Cow::Borrowed(key) => Cow::Borrowed(*key),
+            Cow::Owned(key) => Cow::Owned(key.clone()),
+        };
         self.0.push((key, V::default()));
         match self.0.last_mut() {
             Some((_, value)) => value.slot(),
@@ -256,13 +260,16 @@ impl<'a, V: AsSlot<'a> + Default> Members<'a> for Map<'a, V> {
 }
 
 /// A key, borrowed from the text unless it has escapes.
-pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
+/// `TYPED`: a key of a typed struct, read through its own instance of serde_json's key reading,
+/// so that the views' reading of a VM keeps one caller of it, which the compiler inlines (a shared
+/// one cost a VM's reading 3% more instructions, callgrind).
+pub(crate) struct Key<'a, const TYPED: bool = false>(pub(crate) Cow<'a, str>);
 
-impl<'de> Deserialize<'de> for Key<'de> {
+impl<'de, const TYPED: bool> Deserialize<'de> for Key<'de, TYPED> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
+        struct KeyVisitor<const TYPED: bool>;
+        impl<'de, const TYPED: bool> Visitor<'de> for KeyVisitor<TYPED> {
+            type Value = Key<'de, TYPED>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a string")
             }
@@ -276,7 +283,7 @@ impl<'de> Deserialize<'de> for Key<'de> {
                 Ok(Key(Cow::Owned(v)))
             }
         }
-        deserializer.deserialize_str(KeyVisitor)
+        deserializer.deserialize_str(KeyVisitor::<TYPED>)
     }
 }
 
@@ -297,7 +304,7 @@ macro_rules! view {
         impl<$a> $crate::view::Members<$a> for $name<$a> {
             fn slot(
                 &mut self,
-                key: ::std::borrow::Cow<$a, str>,
+                key: &::std::borrow::Cow<$a, str>,
             ) -> $crate::view::Slot<'_, $a> {
                 match key.as_ref() {
                     $($key => $crate::view::AsSlot::slot(&mut self.$field),)*
@@ -366,7 +373,7 @@ impl<'a> DeserializeSeed<'a> for SlotSeed<'_, 'a> {
                 .map(|v| *slot = v),
             Slot::Object(slot) => deserializer.deserialize_any(ObjectVisitor(slot)),
             Slot::List(slot) => deserializer.deserialize_any(ListVisitor(slot)),
-            Slot::Raw(slot) => <&RawValue>::deserialize(deserializer).map(|v| *slot = Some(v)),
+            Slot::Raw(slot) => typed::read_raw(deserializer, slot),
             Slot::Typed(typed) => typed::read(deserializer, typed),
             // `read_members` refuses the member before reading it.
             Slot::Unknown(_) => IgnoredAny::deserialize(deserializer).map(drop),
@@ -378,16 +385,31 @@ fn read_members<'a, M: MapAccess<'a>>(
     members: &mut dyn Members<'a>,
     mut map: M,
 ) -> Result<(), M::Error> {
-    let once = members.once();
+    if let Some(fields) = members.once() {
+        return read_typed_members(members, map, fields);
+    }
+    while let Some(Key::<false>(key)) = map.next_key()? {
+        map.next_value_seed(SlotSeed(members.slot(&key)))?;
+    }
+    Ok(())
+}
+
+/// The members of a typed struct: each at most once, unknown ones refused when it is strict, and
+/// the member an error unwinds through noted for [`typed::trail`].
+fn read_typed_members<'a, M: MapAccess<'a>>(
+    members: &mut dyn Members<'a>,
+    mut map: M,
+    fields: &'static [&'static str],
+) -> Result<(), M::Error> {
     let mut seen = 0u64;
-    while let Some(Key(key)) = map.next_key()? {
-        if let Some(index) = once.and_then(|fields| fields.iter().position(|f| *f == key)) {
+    while let Some(Key::<true>(key)) = map.next_key()? {
+        if let Some(index) = fields.iter().position(|f| *f == key) {
             if seen & (1 << index) != 0 {
-                return Err(M::Error::duplicate_field(once.map_or("", |f| f[index])));
+                return Err(M::Error::duplicate_field(fields[index]));
             }
             seen |= 1 << index;
         }
-        let slot = match members.slot(key.clone()) {
+        let slot = match members.slot(&key) {
             Slot::Unknown(fields) => {
                 typed::passed_key(&key);
                 return Err(M::Error::unknown_field(&key, fields));

@@ -166,7 +166,7 @@ impl<'a, T: Members<'a> + Named + Default> AsSlot<'a> for Option<BTreeMap<String
 macro_rules! members {
     ($name:ident ($expecting:literal) $($strict:ident)? { $($key:literal => $field:ident,)* }) => {
         impl<'a> $crate::view::Members<'a> for $name {
-            fn slot(&mut self, key: ::std::borrow::Cow<'a, str>) -> $crate::view::Slot<'_, 'a> {
+            fn slot(&mut self, key: &::std::borrow::Cow<'a, str>) -> $crate::view::Slot<'_, 'a> {
                 match key.as_ref() {
                     $($key => $crate::view::AsSlot::slot(&mut self.$field),)*
                     _ => $crate::view::typed::members!(@unknown $($strict)? [$($key),*]),
@@ -452,7 +452,7 @@ impl<'a> Visitor<'a> for TypedVisitor<'_, 'a> {
             Typed::Object(shape) => super::read_members(shape.object(), map),
             Typed::Entries(entries) => {
                 entries.start(true);
-                while let Some(Key(key)) = map.next_key()? {
+                while let Some(Key::<true>(key)) = map.next_key()? {
                     let name = key.to_string();
                     let mut entry = Entry(&mut *entries, Some(key.into_owned()));
                     if let Err(e) = map.next_value_seed(ObjectSeed(Typed::Object(&mut entry))) {
@@ -486,6 +486,16 @@ pub(super) fn read<'a, D: serde::Deserializer<'a>>(
         Typed::Object(shape) if shape.nullable() => deserializer.deserialize_option(visitor),
         _ => inner(deserializer, visitor),
     }
+}
+
+/// Keeps a member as raw JSON text, out of line like [`read`].
+#[inline(never)]
+pub(super) fn read_raw<'a, D: serde::Deserializer<'a>>(
+    deserializer: D,
+    slot: &mut Option<&'a serde_json::value::RawValue>,
+) -> Result<(), D::Error> {
+    *slot = Some(serde::Deserialize::deserialize(deserializer)?);
+    Ok(())
 }
 
 /// A member's value once it is known not to be `null` where `null` is allowed.
