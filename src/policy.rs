@@ -9,11 +9,11 @@ use serde_json::value::RawValue;
 
 use crate::cluster::{Cluster, Host};
 use crate::json::{Object, parse_object};
-use crate::request::{Operation, Payload, Request};
+use crate::request::{Operation, Payload, Request, RequestObject};
 use crate::response::{self, Mutated};
 use crate::review::Review;
 use crate::settings::Settings;
-use crate::splice::{Edit, splice};
+use crate::splice::{Edit, splice, splice_at};
 use crate::verdict::{MISCONFIGURED, UNPROCESSABLE, Verdict};
 use crate::view::{self, Scalar};
 use crate::vm::{self, OwnedPaths, Vm};
@@ -45,24 +45,31 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 
 /// `validate` with the cluster's answers from `cluster` (native tests and tools).
 pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
-    let payload = match Payload::parse(payload) {
+    let payload = match Payload::text(payload) {
+        Ok(text) => text,
+        Err(message) => return response::bad_request(message),
+    };
+    let Payload { request, settings } = match Payload::parse(payload) {
         Ok(payload) => payload,
         Err(message) => return response::bad_request(message),
     };
-    let request = &payload.request;
-    let Some((target, operation)) = gate(request) else {
+    let Some((target, operation)) = gate(&request) else {
         return response::accept();
     };
-    let settings = match Settings::load(payload.settings_json().as_bytes()) {
+    let settings = match Settings::load(settings.map_or("{}", RawValue::get).as_bytes()) {
         Ok(settings) => settings,
         Err(message) => {
             return response::reject(format!("invalid policy settings: {message}"), MISCONFIGURED);
         }
     };
-    let Some(raw) = request.object.filter(|raw| raw.get() != "null") else {
-        return response::reject("object: missing".to_owned(), UNPROCESSABLE);
-    };
     let unreadable = |why: String| response::reject(format!("object: {why}"), UNPROCESSABLE);
+    let object = match request.object {
+        Some(RequestObject::Raw(raw)) if raw.get() == "null" => None,
+        object => object,
+    };
+    let Some(object) = object else {
+        return unreadable("missing".to_owned());
+    };
     let review = |namespace: Option<&'_ str>| {
         let namespace = match request.namespace.as_deref() {
             Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
@@ -72,9 +79,8 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
     };
     match target {
         Target::VirtualMachine => {
-            let vm: Vm = match view::parse(raw.get()) {
-                Ok(Some(vm)) => vm,
-                Ok(None) => return unreadable("missing".to_owned()),
+            let (vm, raw) = match vm_of(object) {
+                Ok(read) => read,
                 Err(why) => return unreadable(why),
             };
             let (namespace, operation) = review(vm.namespace());
@@ -85,9 +91,12 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
                 cluster,
                 request.old_object,
             );
-            virtual_machine(vm, raw, &review)
+            virtual_machine(vm, raw, payload, &review)
         }
         Target::KubeVirt => {
+            let Some(raw) = raw_object(object, payload) else {
+                return unreadable("missing".to_owned());
+            };
             let cr = match parse_object(Some(raw)) {
                 Ok(Some(cr)) => cr,
                 Ok(None) => return unreadable("missing".to_owned()),
@@ -114,6 +123,40 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
     }
 }
 
+/// The VM's view: read in the payload's one pass, or (`kind` after `object`) from the object's
+/// text, which comes with it for the splice.
+fn vm_of(object: RequestObject<'_>) -> Result<(Vm<'_>, Option<&RawValue>), String> {
+    match object {
+        RequestObject::Vm(vm) => Ok((*vm, None)),
+        RequestObject::Raw(raw) => match view::parse(raw.get())? {
+            Some(vm) => Ok((vm, Some(raw))),
+            None => Err("missing".to_owned()),
+        },
+    }
+}
+
+/// `request.object` as raw JSON: the payload is read again when its one pass read a view.
+fn raw_object<'a>(object: RequestObject<'a>, payload: &'a str) -> Option<&'a RawValue> {
+    match object {
+        RequestObject::Raw(raw) => Some(raw),
+        RequestObject::Vm(_) => reread_object(payload),
+    }
+}
+
+fn reread_object(payload: &str) -> Option<&RawValue> {
+    match Payload::parse_raw(payload) {
+        Ok(Payload {
+            request:
+                Request {
+                    object: Some(RequestObject::Raw(raw)),
+                    ..
+                },
+            ..
+        }) => Some(raw),
+        _ => None,
+    }
+}
+
 /// G1–G3: which rules apply; `None` means accept untouched.
 fn gate(request: &Request) -> Option<(Target, Operation)> {
     if request.kind.group != "kubevirt.io" || request.is_subresource() {
@@ -129,7 +172,7 @@ fn gate(request: &Request) -> Option<(Target, Operation)> {
 
 /// G5, mutation, then validation of the mutated object. The mutation steps' warnings follow the
 /// validation's: they say what the policy did about what validation found.
-fn virtual_machine(mut vm: Vm, raw: &RawValue, review: &Review) -> Vec<u8> {
+fn virtual_machine(mut vm: Vm, raw: Option<&RawValue>, payload: &str, review: &Review) -> Vec<u8> {
     if let Err(message) = labels::check_shape(&vm) {
         return response::reject(message, UNPROCESSABLE);
     }
@@ -163,6 +206,17 @@ fn virtual_machine(mut vm: Vm, raw: &RawValue, review: &Review) -> Vec<u8> {
             "object: a mutation removed a value".to_owned(),
             UNPROCESSABLE,
         );
+    };
+    // The object's text, or (read in the payload's one pass) the payload's `request.object`.
+    let spliced = match raw {
+        Some(raw) => splice(raw, &edits),
+        None => splice_at(payload, &["request", "object"], &edits),
+    };
+    if let Some(spliced) = spliced {
+        return response::respond(verdict, Some(Mutated::Spliced(spliced)));
+    }
+    let Some(raw) = raw.or_else(|| reread_object(payload)) else {
+        return response::reject("object: missing".to_owned(), UNPROCESSABLE);
     };
     match splice(raw, &edits) {
         Some(spliced) => response::respond(verdict, Some(Mutated::Spliced(spliced))),

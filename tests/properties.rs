@@ -5,7 +5,10 @@
 //! (iii) a mutated object differs from the input only at the owned paths (`metadata.labels[K]`,
 //! `spec.template.metadata.labels[K]`, the parent maps they create, and
 //! `spec.template.spec.evictionStrategy` when a setting asks for it).
-//! 3 properties × 4,000 cases = 12,000 cases per run; `PROPTEST_CASES` overrides the count.
+//! (iv) the answer does not depend on how the payload is written: the request's members in any
+//! order (the module reads a VM's `object` in the payload's one pass only when `kind` came before
+//! it) and a key written with an escape.
+//! 4 properties × 4,000 cases = 16,000 cases per run; `PROPTEST_CASES` overrides the count.
 
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
@@ -661,6 +664,62 @@ proptest! {
                 return Err(TestCaseError::fail(format!("{why}\ninput: {object}\noutput: {result}")));
             }
         }
+    }
+}
+
+/// The payload's text with the request's members in the order given (`kind`, `object`, ... as
+/// the keys of `request`), each written by serde_json; `escaped` writes the key `object` as
+/// `"\u006fbject"`.
+fn written(request: &Value, order: &[&str], escaped: bool, settings: &Value) -> Vec<u8> {
+    let members: Vec<String> = order
+        .iter()
+        .filter_map(|key| {
+            let value = request.get(*key)?;
+            let key = if escaped && *key == "object" {
+                r#""\u006fbject""#.to_owned()
+            } else {
+                json!(key).to_string()
+            };
+            Some(format!("{key}:{value}"))
+        })
+        .collect();
+    format!(
+        r#"{{"request":{{{}}},"settings":{settings}}}"#,
+        members.join(",")
+    )
+    .into_bytes()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// (iv) The same request, its members written in another order or a key escaped: the same
+    /// answer, byte for byte. The API server writes `kind` before `object` (the one pass); the
+    /// reference writes it after (the object read from its own text, as a whole).
+    #[test]
+    fn the_answer_does_not_depend_on_how_the_payload_is_written(
+        object in prop_oneof![8 => vm(), 1 => any_json()],
+        operation in select(vec!["CREATE", "UPDATE"]),
+        old in old(),
+        settings in select(vec![
+            json!({}),
+            json!({"labelKey": "example.com/drain"}),
+            json!({"evictionStrategy": {"nonMigratable": "fix", "clusterDefault": "LiveMigrate"}}),
+            json!({"mutate": false}),
+        ]),
+        escaped in any::<bool>(),
+    ) {
+        let old = old_object(&old, &object);
+        let request = request(operation, &object, old);
+        let first = ["uid", "kind", "resource", "operation", "object", "oldObject", "dryRun"];
+        let last = ["uid", "resource", "operation", "object", "oldObject", "dryRun", "kind"];
+        let reference = vm_maintenance_strategy::policy::validate(&written(&request, &last, false, &settings));
+        let answer = vm_maintenance_strategy::policy::validate(&written(&request, &first, escaped, &settings));
+        prop_assert_eq!(
+            String::from_utf8_lossy(&answer),
+            String::from_utf8_lossy(&reference),
+            "object: {}", object
+        );
     }
 }
 

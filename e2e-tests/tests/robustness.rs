@@ -196,3 +196,62 @@ fn a_duplicate_key_that_cannot_be_spliced_is_answered_whole() {
         "{answer}"
     );
 }
+
+/// The module reads a VirtualMachine's `object` in the payload's one pass when `request.kind`
+/// comes before it (as the API server writes it), from the object's own text otherwise, and
+/// splices a mutation into the payload's `object` or, when a key on the way is escaped, into the
+/// object's text. Every way of writing the same request gets the same answer, byte for byte.
+#[test]
+fn the_answer_does_not_depend_on_how_the_payload_is_written() {
+    let instance = host().instance().unwrap();
+    let kubevirt = json!({"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"});
+    let mut objects: Vec<(String, Value)> = [
+        "legacy-01-unlabelled",
+        "web-01-migratable",
+        "db-01-rwo-livemigrate",
+        "ml-train-01-gpu",
+        "vdi-07-invalid",
+    ]
+    .iter()
+    .map(|name| (name.to_string(), fixture(name).unwrap()))
+    .collect();
+    objects.push((
+        "labels not a map".into(),
+        json!({"metadata": {"labels": [1]}}),
+    ));
+    objects.push(("not an object".into(), json!([1])));
+    let member = |key: &str, value: &Value| format!("{}:{value}", json!(key));
+    for (name, object) in &objects {
+        let kind = member("kind", &kubevirt);
+        let rest = [
+            member("uid", &json!("u")),
+            member("operation", &json!("CREATE")),
+        ]
+        .join(",");
+        let object_member = member("object", object);
+        let escaped = format!(r#""\u006fbject":{object}"#);
+        let writings = [
+            format!("{kind},{rest},{object_member}"),
+            format!("{rest},{object_member},{kind}"),
+            format!("{kind},{rest},{escaped}"),
+        ];
+        let answers: Vec<String> = writings
+            .iter()
+            .map(|request| {
+                let payload = format!(r#"{{"request":{{{request}}},"settings":{{}}}}"#);
+                let bytes = instance.call("validate", payload.as_bytes()).unwrap();
+                String::from_utf8(bytes).unwrap()
+            })
+            .collect();
+        assert!(
+            answers[0].contains("\"accepted\""),
+            "{name}: {}",
+            answers[0]
+        );
+        assert_eq!(answers[0], answers[1], "{name}: kind first / kind last");
+        assert_eq!(
+            answers[0], answers[2],
+            "{name}: `object` written with an escape"
+        );
+    }
+}

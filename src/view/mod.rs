@@ -328,6 +328,20 @@ pub(crate) fn parse<'a, T: Members<'a> + Default>(text: &'a str) -> Result<Optio
     }
 }
 
+/// Reads the value `deserializer` is at, inside a larger document, as a view of type `T`: `None`
+/// when it is not an object (the payload's `request.object`, read in the payload's one pass).
+pub(crate) fn read_in<'a, T: Members<'a> + Default, D: Deserializer<'a>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    typed::clear_trail();
+    let mut field = Field::<T>::Absent;
+    SlotSeed(Slot::Object(&mut field)).deserialize(deserializer)?;
+    Ok(match field {
+        Field::Object(object) => Some(object),
+        Field::Absent | Field::Null | Field::Other(_) => None,
+    })
+}
+
 /// Reads `text` (one JSON array) as a list of objects of type `T`; an error for anything else.
 pub(crate) fn parse_array<'a, T: Members<'a> + Default>(text: &'a str) -> Result<Vec<T>, String> {
     if !text
