@@ -2,10 +2,9 @@
 //! names it (the rest is ignored, never refused) and the release whose rules apply. The same shape
 //! reads the `kubevirt.configuration` setting and the live CR.
 
-use std::collections::BTreeMap;
-
 use serde::de::IgnoredAny;
 
+pub use crate::view::Keyed;
 use crate::view::typed::members;
 
 /// `spec.configuration` of the KubeVirt CR, only the fields the rules read. Unknown fields are
@@ -22,7 +21,7 @@ pub struct Configuration {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Network {
     pub default_network_interface: Option<String>,
-    pub binding: Option<BTreeMap<String, BindingPlugin>>,
+    pub binding: Option<Keyed<BindingPlugin>>,
 }
 
 /// `spec.configuration.network.binding.NAME`: a plugin migrates iff `migration` is set.

@@ -13,9 +13,11 @@ use serde::de::{
 };
 use serde_json::value::RawValue;
 
+mod keyed;
 mod scalar;
 pub(crate) mod typed;
 
+pub use keyed::Keyed;
 pub(crate) use scalar::{Scalar, shown};
 
 /// An object member that should hold an object.

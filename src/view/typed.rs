@@ -6,7 +6,6 @@
 //! (`kubevirt.configuration.permittedHostDevices.mediatedDevices[0].resourceName`).
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::de::{Error, IgnoredAny, MapAccess, SeqAccess, Unexpected, Visitor};
@@ -105,26 +104,11 @@ impl<'a, T: Members<'a> + Named + Default> Elements<'a> for Option<Vec<T>> {
     }
 }
 
-/// `Option<BTreeMap<String, T>>` of structs.
+/// `Option<Keyed<T>>` of structs ([`Keyed`]).
 pub(crate) trait Entries<'a> {
     fn expecting(&self) -> &'static str;
     fn start(&mut self, present: bool);
     fn entry(&mut self, key: String) -> &mut dyn Members<'a>;
-}
-
-impl<'a, T: Members<'a> + Named + Default> Entries<'a> for Option<BTreeMap<String, T>> {
-    fn expecting(&self) -> &'static str {
-        T::EXPECTING
-    }
-    fn start(&mut self, present: bool) {
-        *self = present.then(BTreeMap::new);
-    }
-    fn entry(&mut self, key: String) -> &mut dyn Members<'a> {
-        let entries = self.get_or_insert_with(BTreeMap::new);
-        let entry = entries.entry(key).or_default();
-        *entry = T::default();
-        entry
-    }
 }
 
 macro_rules! typed_slot {
@@ -150,12 +134,6 @@ typed_slot! {
 impl<'a, T: Members<'a> + Named + Default> AsSlot<'a> for Option<Vec<T>> {
     fn slot(&mut self) -> Slot<'_, 'a> {
         Slot::Typed(Typed::Objects(self))
-    }
-}
-
-impl<'a, T: Members<'a> + Named + Default> AsSlot<'a> for Option<BTreeMap<String, T>> {
-    fn slot(&mut self) -> Slot<'_, 'a> {
-        Slot::Typed(Typed::Entries(self))
     }
 }
 
