@@ -1,29 +1,70 @@
 //! The KubeVirt CR rules K1–K3 (docs/rules.md): validation only, the CR is never mutated.
 
-use serde_json::Value;
-
 use crate::allowed::{Allowance, allowance};
-use crate::json::{Object, show};
 use crate::review::Review;
 use crate::settings::KubevirtSettings;
 use crate::verdict::Verdict;
+use crate::view::{Field, Scalar, shown, view};
 
 const EVICTION: &str = "spec.configuration.evictionStrategy";
 const METHODS: &str = "spec.workloadUpdateStrategy.workloadUpdateMethods";
 const UPDATE_METHODS: [&str; 2] = ["LiveMigrate", "Evict"];
 
+view! {
+    /// The KubeVirt CR as far as K1–K3 read it.
+    Cr<'a> {
+        "metadata" => metadata: Field<CrMetadata<'a>>,
+        "spec" => spec: Field<CrSpec<'a>>,
+    }
+}
+
+view! {
+    CrMetadata<'a> {
+        "namespace" => namespace: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    CrSpec<'a> {
+        "configuration" => configuration: Field<CrConfiguration<'a>>,
+        "workloadUpdateStrategy" => workload_update_strategy: Field<WorkloadUpdateStrategy<'a>>,
+    }
+}
+
+view! {
+    CrConfiguration<'a> {
+        "evictionStrategy" => eviction_strategy: Option<Scalar<'a>>,
+    }
+}
+
+view! {
+    WorkloadUpdateStrategy<'a> {
+        "workloadUpdateMethods" => workload_update_methods: Option<Scalar<'a>>,
+        "batchEvictionSize" => batch_eviction_size: Option<Scalar<'a>>,
+        "batchEvictionInterval" => batch_eviction_interval: Option<Scalar<'a>>,
+    }
+}
+
+impl Cr<'_> {
+    /// `metadata.namespace`, when a string.
+    pub(crate) fn namespace(&self) -> Option<&str> {
+        self.metadata.get()?.namespace.as_ref()?.as_str()
+    }
+}
+
 /// The validation step: K1, K2, K3.
-pub(crate) fn validate(cr: &Object, review: &Review, verdict: &mut Verdict) {
+pub(crate) fn validate(cr: &Cr, review: &Review, verdict: &mut Verdict) {
     let settings = &review.settings.kubevirt;
-    let spec = cr.get("spec");
+    let spec = cr.spec.get();
     cluster_eviction_strategy(
-        spec.and_then(|s| s.pointer("/configuration/evictionStrategy")),
+        spec.and_then(|s| s.configuration.get())
+            .and_then(|c| c.eviction_strategy.as_ref()),
         settings,
         verdict,
     );
-    let strategy = spec.and_then(|s| s.get("workloadUpdateStrategy"));
+    let strategy = spec.and_then(|s| s.workload_update_strategy.get());
     workload_update_methods(
-        strategy.and_then(|s| s.get("workloadUpdateMethods")),
+        strategy.and_then(|s| s.workload_update_methods.as_ref()),
         settings,
         verdict,
     );
@@ -32,11 +73,11 @@ pub(crate) fn validate(cr: &Object, review: &Review, verdict: &mut Verdict) {
 
 /// K1: the cluster-wide eviction strategy.
 fn cluster_eviction_strategy(
-    value: Option<&Value>,
+    value: Option<&Scalar>,
     settings: &KubevirtSettings,
     verdict: &mut Verdict,
 ) {
-    let Some(value) = value.filter(|v| !v.is_null()) else {
+    let Some(value) = value.filter(|v| **v != Scalar::Null) else {
         verdict.warn(format!("{EVICTION}: not set; KubeVirt then uses None"));
         return;
     };
@@ -45,36 +86,38 @@ fn cluster_eviction_strategy(
     if allowance(value, allowed, || None) != Allowance::Allowed {
         verdict.reject(format!(
             "{EVICTION}: unsupported value \"{}\" (valid: {})",
-            show(Some(value)),
+            shown(Some(value)),
             allowed.join(", ")
         ));
         return;
     }
     let recommended = &settings.recommended_eviction_strategy;
-    if value != recommended.as_str() {
+    if value.as_str() != Some(recommended.as_str()) {
         verdict.warn(format!(
             "{EVICTION}: {}; {recommended} is recommended",
-            show(Some(value))
+            shown(Some(value))
         ));
     }
 }
 
 /// K2: `LiveMigrate` and `Evict` only, and `Evict` as the fallback for VMs that cannot migrate.
 fn workload_update_methods(
-    value: Option<&Value>,
+    value: Option<&Scalar>,
     settings: &KubevirtSettings,
     verdict: &mut Verdict,
 ) {
     let methods = match value {
-        None | Some(Value::Null) => &[][..],
-        Some(Value::Array(methods)) => methods.as_slice(),
-        Some(other) => {
-            verdict.reject(format!(
-                "{METHODS}: must be a list, got {}",
-                show(Some(other))
-            ));
-            return;
-        }
+        None | Some(Scalar::Null) => Vec::new(),
+        Some(value) => match value.elements() {
+            Some(methods) => methods,
+            None => {
+                verdict.reject(format!(
+                    "{METHODS}: must be a list, got {}",
+                    shown(Some(value))
+                ));
+                return;
+            }
+        },
     };
     if methods.is_empty() {
         verdict.warn(format!(
@@ -86,12 +129,12 @@ fn workload_update_methods(
         if !method.as_str().is_some_and(|m| UPDATE_METHODS.contains(&m)) {
             verdict.reject(format!(
                 "{METHODS}[{i}]: unsupported value \"{}\" (valid: {})",
-                show(Some(method)),
+                shown(Some(method)),
                 UPDATE_METHODS.join(", ")
             ));
         }
     }
-    let has = |name: &str| methods.iter().any(|m| m == name);
+    let has = |name: &str| methods.iter().any(|m| m.as_str() == Some(name));
     if settings.require_evict_fallback && has("LiveMigrate") && !has("Evict") {
         verdict.reject(format!(
             "{METHODS}: must include Evict as a fallback for VMs that cannot live-migrate"
@@ -100,20 +143,22 @@ fn workload_update_methods(
 }
 
 /// K3: `batchEvictionSize` ≥ 1 and a positive `batchEvictionInterval`.
-fn batch_eviction(strategy: Option<&Value>, verdict: &mut Verdict) {
+fn batch_eviction(strategy: Option<&WorkloadUpdateStrategy>, verdict: &mut Verdict) {
     let field = "spec.workloadUpdateStrategy";
-    match strategy.and_then(|s| s.get("batchEvictionSize")) {
-        None | Some(Value::Null) => {}
+    match strategy.and_then(|s| s.batch_eviction_size.as_ref()) {
+        None | Some(Scalar::Null) => {}
         Some(size) if size.as_i64().is_some_and(|n| n >= 1) => {}
         Some(size) => verdict.reject(format!(
-            "{field}.batchEvictionSize: must be an integer of at least 1, got {size}"
+            "{field}.batchEvictionSize: must be an integer of at least 1, got {}",
+            size.json()
         )),
     }
-    match strategy.and_then(|s| s.get("batchEvictionInterval")) {
-        None | Some(Value::Null) => {}
-        Some(Value::String(d)) if positive_duration(d) => {}
+    match strategy.and_then(|s| s.batch_eviction_interval.as_ref()) {
+        None | Some(Scalar::Null) => {}
+        Some(Scalar::Str(d)) if positive_duration(d) => {}
         Some(other) => verdict.reject(format!(
-            "{field}.batchEvictionInterval: must be a positive duration such as 1m0s, got {other}"
+            "{field}.batchEvictionInterval: must be a positive duration such as 1m0s, got {}",
+            other.json()
         )),
     }
 }

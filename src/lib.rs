@@ -11,7 +11,6 @@ mod allowed;
 pub mod cluster;
 pub mod configuration;
 pub mod eviction;
-mod json;
 mod kubevirt;
 mod labels;
 pub mod migratability;

@@ -415,16 +415,14 @@ fn template_name<'v>(template: &'v vm::ClaimTemplate) -> Option<&'v str> {
 
 /// The access modes of a template: `None` unless a list; its strings.
 fn modes_of(modes: Option<&Scalar>) -> Option<Vec<String>> {
-    match modes {
-        Some(Scalar::Other(Value::Array(modes))) => Some(
-            modes
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-        ),
-        _ => None,
-    }
+    Some(
+        modes?
+            .elements()?
+            .iter()
+            .filter_map(Scalar::as_str)
+            .map(str::to_owned)
+            .collect(),
+    )
 }
 
 /// The claims the spec does not describe: each claim of `spec.template.spec.volumes`, in volume

@@ -4,13 +4,12 @@
 //! adds the one warning about cluster lookups that failed.
 
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::cluster::{Cluster, Host};
-use crate::json::{Object, parse_object};
+use crate::kubevirt::Cr;
 use crate::request::{Operation, Payload, Request, RequestObject};
-use crate::response::{self, Mutated};
+use crate::response;
 use crate::review::Review;
 use crate::settings::Settings;
 use crate::splice::{Edit, splice, splice_at};
@@ -29,7 +28,7 @@ const VM_MUTATIONS: [Mutation; 2] = [labels::mutate, eviction::mutate];
 /// A VirtualMachine: V1–V5, then V6 and V7.
 const VM_VALIDATIONS: [Validation; 2] = [labels::validate, eviction::validate];
 /// The KubeVirt CR is never mutated: K1–K3.
-const KUBEVIRT_VALIDATIONS: [fn(&Object, &Review, &mut Verdict); 1] = [kubevirt::validate];
+const KUBEVIRT_VALIDATIONS: [fn(&Cr, &Review, &mut Verdict); 1] = [kubevirt::validate];
 
 /// What the gate routes a request to.
 #[derive(Debug, PartialEq, Eq)]
@@ -97,16 +96,12 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
             let Some(raw) = raw_object(object, payload) else {
                 return unreadable("missing".to_owned());
             };
-            let cr = match parse_object(Some(raw)) {
+            let cr: Cr = match view::parse(raw.get()) {
                 Ok(Some(cr)) => cr,
                 Ok(None) => return unreadable("missing".to_owned()),
                 Err(why) => return unreadable(why),
             };
-            let namespace = cr
-                .get("metadata")
-                .and_then(|m| m.get("namespace"))
-                .and_then(Value::as_str);
-            let (namespace, operation) = review(namespace);
+            let (namespace, operation) = review(cr.namespace());
             let review = Review::new(
                 operation,
                 &settings,
@@ -199,82 +194,52 @@ fn virtual_machine(mut vm: Vm, raw: Option<&RawValue>, payload: &str, review: &R
     }
     // The view is no longer needed: its memory serves the answer.
     drop(vm);
-    let after = after.map(|value| value.as_ref().map(Scalar::to_value));
     let paths = OwnedPaths::new(key);
-    let Some(edits) = edits(&paths, &before, &after) else {
+    let Some(changes) = changes(&paths, &before, &after) else {
         return response::reject(
             "object: a mutation removed a value".to_owned(),
             UNPROCESSABLE,
         );
     };
-    // The object's text, or (read in the payload's one pass) the payload's `request.object`.
+    let edits: Vec<Edit> = changes
+        .iter()
+        .map(|(path, value)| (*path, &**value))
+        .collect();
     let spliced = match raw {
         Some(raw) => splice(raw, &edits),
-        None => splice_at(payload, &["request", "object"], &edits),
+        // Read in the payload's one pass: the payload's `request.object`, or (a key on the way
+        // written with an escape) the object's own text.
+        None => splice_at(payload, &["request", "object"], &edits)
+            .or_else(|| splice(reread_object(payload)?, &edits)),
     };
-    if let Some(spliced) = spliced {
-        return response::respond(verdict, Some(Mutated::Spliced(spliced)));
-    }
-    let Some(raw) = raw.or_else(|| reread_object(payload)) else {
-        return response::reject("object: missing".to_owned(), UNPROCESSABLE);
-    };
-    match splice(raw, &edits) {
-        Some(spliced) => response::respond(verdict, Some(Mutated::Spliced(spliced))),
-        // Only for hand-made JSON with an earlier duplicate key on an edited path that is not an
-        // object (a parser keeps the last one): the whole object, re-serialised.
-        None => match whole(raw, &edits) {
-            Ok(object) => response::respond(verdict, Some(Mutated::Whole(object))),
-            Err(why) => response::reject(format!("object: {why}"), UNPROCESSABLE),
-        },
+    match spliced {
+        Some(spliced) => response::respond(verdict, Some(spliced)),
+        // The shape checks refuse such an object before any mutation.
+        None => response::reject(
+            "object: an edited path is not an object".to_owned(),
+            UNPROCESSABLE,
+        ),
     }
 }
 
-/// The changed owned paths with their new values; `None` when a mutation removed a value (none
-/// does).
-fn edits<'e>(
-    paths: &'e OwnedPaths,
+/// The changed owned paths with their new values as JSON text; `None` when a mutation removed a
+/// value (none does).
+fn changes<'p>(
+    paths: &'p OwnedPaths,
     before: &[Option<Scalar>; 3],
-    after: &'e [Option<Value>; 3],
-) -> Option<Vec<Edit<'e>>> {
-    let mut edits = Vec::with_capacity(3);
+    after: &[Option<Scalar>; 3],
+) -> Option<Vec<(&'p [&'p str], Box<RawValue>)>> {
+    let mut changes = Vec::with_capacity(3);
     for ((path, before), after) in paths.all().into_iter().zip(before).zip(after) {
         match after {
-            Some(value) if before.as_ref().map(Scalar::to_value).as_ref() != Some(value) => {
-                edits.push((path, value))
+            Some(value) if before.as_ref() != Some(value) => {
+                changes.push((path, serde_json::value::to_raw_value(value).ok()?));
             }
             None if before.is_some() => return None,
             _ => {}
         }
     }
-    Some(edits)
-}
-
-/// The object parsed whole, with the edits written in (objects along a path created where absent
-/// or `null`).
-fn whole(raw: &RawValue, edits: &[Edit]) -> Result<Value, String> {
-    let mut object: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
-    for (path, value) in edits {
-        let Some((last, parents)) = path.split_last() else {
-            continue;
-        };
-        let mut at = &mut object;
-        for step in parents {
-            if at.is_null() {
-                *at = Value::Object(Object::new());
-            }
-            let Some(map) = at.as_object_mut() else {
-                return Err(format!("{step}: must be an object"));
-            };
-            at = map.entry(*step).or_insert(Value::Null);
-        }
-        if at.is_null() {
-            *at = Value::Object(Object::new());
-        }
-        if let Some(map) = at.as_object_mut() {
-            map.insert((*last).to_owned(), (*value).clone());
-        }
-    }
-    Ok(object)
+    Some(changes)
 }
 
 /// The `validate_settings` waPC function.

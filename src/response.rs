@@ -1,7 +1,6 @@
 //! The bytes `validate` answers: a Kubewarden `ValidationResponse` that always carries the warnings.
 
-use serde::{Serialize, Serializer};
-use serde_json::Value;
+use serde::Serialize;
 
 use crate::splice::Spliced;
 use crate::verdict::{BAD_REQUEST, Verdict};
@@ -15,29 +14,13 @@ struct ValidationResponse<'m, 'a, 'e> {
     accepted: bool,
     message: Option<String>,
     code: Option<u16>,
-    mutated_object: Option<&'m Mutated<'a, 'e>>,
+    mutated_object: Option<&'m Spliced<'a, 'e>>,
     audit_annotations: Option<()>,
     warnings: Option<Vec<String>>,
 }
 
-/// A changed object: spliced, or re-serialised whole when the text does not take the edits
-/// (`policy::virtual_machine`).
-pub(crate) enum Mutated<'a, 'e> {
-    Spliced(Spliced<'a, 'e>),
-    Whole(Value),
-}
-
-impl Serialize for Mutated<'_, '_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Mutated::Spliced(spliced) => spliced.serialize(serializer),
-            Mutated::Whole(value) => value.serialize(serializer),
-        }
-    }
-}
-
 /// Accept (with `mutated_object` when the object changed) or reject, with the verdict's warnings.
-pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Mutated>) -> Vec<u8> {
+pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Spliced>) -> Vec<u8> {
     let warnings = Some(verdict.warnings).filter(|w| !w.is_empty());
     let response = match verdict.rejection {
         Some((message, code)) => ValidationResponse {
@@ -58,11 +41,7 @@ pub(crate) fn respond(verdict: Verdict, mutated_object: Option<Mutated>) -> Vec<
         },
     };
     // The envelope and messages fit in 1 KiB; a mutation adds the object's own length.
-    let capacity = 1024
-        + match &mutated_object {
-            Some(Mutated::Spliced(spliced)) => spliced.written_len(),
-            _ => 0,
-        };
+    let capacity = 1024 + mutated_object.as_ref().map_or(0, Spliced::written_len);
     let mut answer = Vec::with_capacity(capacity);
     serde_json::to_writer(&mut answer, &response).map(|()| answer).unwrap_or_else(|_| {
         // Serializing strings and raw JSON cannot fail; answer a rejection if it ever does.

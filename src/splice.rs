@@ -9,11 +9,11 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Serialize, de};
-use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// A path below the object (`["metadata", "labels", key]`, never empty) and the value to write there.
-pub(crate) type Edit<'e> = (&'e [&'e str], &'e Value);
+/// A path below the object (`["metadata", "labels", key]`, never empty) and the value to write
+/// there, as JSON text.
+pub(crate) type Edit<'e> = (&'e [&'e str], &'e RawValue);
 
 /// An object of the request read along the edited paths, with the edits relative to it.
 pub(crate) struct Spliced<'a, 'e> {
@@ -26,11 +26,15 @@ enum Member<'a, 'e> {
     Raw(&'a RawValue),
     /// On an edited path: read member by member.
     Object(Spliced<'a, 'e>),
+    /// On an edited path, neither an object nor `null`: left out when an earlier duplicate (a
+    /// JSON parser keeps the last); when it is the last, the object cannot take the edit.
+    NotObject,
 }
 
 /// `raw` read for `edits`: objects along a path are created where absent or `null`; of duplicate
 /// keys the last gets the edit (the one a JSON parser keeps), the earlier ones are written as they
-/// were. `None` when the text along a path is neither an object nor `null` (the shape checks
+/// were, but for an earlier one on an edited path that is not an object, which is left out.
+/// `None` when the last value along a path is neither an object nor `null` (the shape checks
 /// reject that before any mutation) or an edit's path is empty.
 pub(crate) fn splice<'a, 'e>(raw: &'a RawValue, edits: &[Edit<'e>]) -> Option<Spliced<'a, 'e>> {
     if edits.iter().any(|(path, _)| path.is_empty()) {
@@ -39,6 +43,8 @@ pub(crate) fn splice<'a, 'e>(raw: &'a RawValue, edits: &[Edit<'e>]) -> Option<Sp
     let seed = Seed(edits.to_vec());
     seed.deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
         .ok()
+        .flatten()
+        .filter(Spliced::takes_its_edits)
 }
 
 /// [`splice`] of the value at `path` in the JSON document `text` (the payload's `request.object`),
@@ -78,7 +84,9 @@ impl<'de, 'e> DeserializeSeed<'de> for At<'_, '_, 'de, 'e> {
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         if self.path.is_empty() {
-            *self.found = Some(Seed(self.edits.to_vec()).deserialize(deserializer)?);
+            *self.found = Seed(self.edits.to_vec())
+                .deserialize(deserializer)?
+                .filter(Spliced::takes_its_edits);
             return Err(de::Error::custom("read up to the spliced value"));
         }
         deserializer.deserialize_map(self)
@@ -115,11 +123,11 @@ fn below<'e>(edits: &[Edit<'e>], key: &str) -> Vec<Edit<'e>> {
         .collect()
 }
 
-/// Reads an object (or `null`) for the edits relative to it.
+/// Reads an object (or `null`) for the edits relative to it; `None` for any other value.
 struct Seed<'e>(Vec<Edit<'e>>);
 
 impl<'de, 'e> DeserializeSeed<'de> for Seed<'e> {
-    type Value = Spliced<'de, 'e>;
+    type Value = Option<Spliced<'de, 'e>>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_any(self)
@@ -127,17 +135,42 @@ impl<'de, 'e> DeserializeSeed<'de> for Seed<'e> {
 }
 
 impl<'de, 'e> Visitor<'de> for Seed<'e> {
-    type Value = Spliced<'de, 'e>;
+    type Value = Option<Spliced<'de, 'e>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object or null")
+        f.write_str("a JSON value")
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Spliced {
+        Ok(Some(Spliced {
             members: Vec::new(),
             edits: self.0,
-        })
+        }))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<S: de::SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        Ok(None)
     }
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
@@ -147,18 +180,32 @@ impl<'de, 'e> Visitor<'de> for Seed<'e> {
             let member = if below.is_empty() {
                 Member::Raw(map.next_value()?)
             } else {
-                Member::Object(map.next_value_seed(Seed(below))?)
+                map.next_value_seed(Seed(below))?
+                    .map_or(Member::NotObject, Member::Object)
             };
             members.push((key, member));
         }
-        Ok(Spliced {
+        Ok(Some(Spliced {
             members,
             edits: self.0,
-        })
+        }))
     }
 }
 
 impl Spliced<'_, '_> {
+    /// Whether each edit finds objects (or `null`) all along its path, following the last of
+    /// duplicate keys.
+    fn takes_its_edits(&self) -> bool {
+        self.members.iter().enumerate().all(|(at, (key, member))| {
+            let last = !self.members[at + 1..].iter().any(|(later, _)| later == key);
+            match member {
+                Member::Raw(_) => true,
+                Member::Object(inner) => !last || inner.takes_its_edits(),
+                Member::NotObject => !last,
+            }
+        })
+    }
+
     /// About the bytes it is written in (its members as they came, their keys): what the answer
     /// reserves up front, so a large object is not copied again while the answer grows.
     pub(crate) fn written_len(&self) -> usize {
@@ -171,6 +218,7 @@ impl Spliced<'_, '_> {
                     + match member {
                         Member::Raw(raw) => raw.get().len(),
                         Member::Object(inner) => inner.written_len(),
+                        Member::NotObject => 0,
                     }
             })
             .sum();
@@ -210,6 +258,8 @@ impl Serialize for Written<'_, '_, '_> {
                 (None, Member::Object(inner)) => {
                     map.serialize_entry(key, &Written(inner, apply && last))?
                 }
+                // An earlier duplicate (`takes_its_edits`): left out.
+                (None, Member::NotObject) => {}
             }
         }
         // The edited keys the object lacks, each once, in the order of the edits.
@@ -237,7 +287,11 @@ impl Serialize for Written<'_, '_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    /// An edit's value: JSON text.
+    fn json(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).expect("JSON")
+    }
 
     fn spliced(raw: &str, edits: &[Edit]) -> serde_json::Result<Option<String>> {
         let raw = RawValue::from_string(raw.to_owned())?;
@@ -254,7 +308,7 @@ mod tests {
     /// `splice_at`: the value at the path is spliced, the document read no further than it.
     #[test]
     fn splices_the_value_at_a_path() -> serde_json::Result<()> {
-        let live = json!("LiveMigrate");
+        let live = json(r#""LiveMigrate""#);
         let at: &[&str] = &["request", "object"];
         let rows: Vec<(&str, Option<&str>)> = vec![
             // Members before it skipped, whatever they hold; the first of a name followed.
@@ -274,7 +328,7 @@ mod tests {
             (r#"{"request": []}"#, None),
         ];
         for (text, want) in rows {
-            let got = splice_at(text, at, &[(&["e"], &live)])
+            let got = splice_at(text, at, &[(&["e"], &*live)])
                 .map(|s| serde_json::to_string(&s))
                 .transpose()?;
             assert_eq!(got.as_deref(), want, "{text}");
@@ -285,8 +339,8 @@ mod tests {
     #[test]
     fn edits_only_their_paths() -> serde_json::Result<()> {
         let key = "harvesterhci.io/maintain-mode-strategy";
-        let migrate = json!("Migrate");
-        let live = json!("LiveMigrate");
+        let migrate = json(r#""Migrate""#);
+        let live = json(r#""LiveMigrate""#);
         let label: &[&str] = &["metadata", "labels", key];
         let template: &[&str] = &["spec", "template", "metadata", "labels", key];
         let eviction: &[&str] = &["spec", "template", "spec", "evictionStrategy"];
@@ -294,7 +348,7 @@ mod tests {
             // Untouched text stays as it was: numbers, escapes, spaces inside values, key order.
             (
                 r#"{"z": 974660.1575310733, "metadata": {"name": "vm", "labels": {"b": "\u00e9"}}, "a": [6.696044926687545e-304, 123456789012345678901234567890]}"#,
-                vec![(label, &migrate)],
+                vec![(label, &*migrate)],
                 Some(
                     r#"{"z":974660.1575310733,"metadata":{"name":"vm","labels":{"b":"\u00e9","harvesterhci.io/maintain-mode-strategy":"Migrate"}},"a":[6.696044926687545e-304, 123456789012345678901234567890]}"#,
                 ),
@@ -303,7 +357,11 @@ mod tests {
             // in its place.
             (
                 r#"{"spec": {"template": {"metadata": null, "spec": {"evictionStrategy": "None", "x": 1}}}}"#,
-                vec![(label, &migrate), (template, &migrate), (eviction, &live)],
+                vec![
+                    (label, &*migrate),
+                    (template, &*migrate),
+                    (eviction, &*live),
+                ],
                 Some(
                     r#"{"spec":{"template":{"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}},"spec":{"evictionStrategy":"LiveMigrate","x":1}}},"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}}}"#,
                 ),
@@ -311,7 +369,7 @@ mod tests {
             // Of duplicate keys the last is edited, the earlier ones are written as they were.
             (
                 r#"{"metadata": {"labels": {"a": 1.50}}, "metadata": {"labels": {}}}"#,
-                vec![(label, &migrate)],
+                vec![(label, &*migrate)],
                 Some(
                     r#"{"metadata":{"labels":{"a":1.50}},"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}}}"#,
                 ),
@@ -319,24 +377,40 @@ mod tests {
             // An empty object; no edits copy the object member by member.
             (
                 r#"{}"#,
-                vec![(&["a"], &live)],
+                vec![(&["a"], &*live)],
                 Some(r#"{"a":"LiveMigrate"}"#),
             ),
             (r#" { "a" : [ 1 ] } "#, vec![], Some(r#"{"a":[ 1 ]}"#)),
             // Not an object along the path, or an empty path: no answer (the caller falls back).
-            (r#"{"metadata": []}"#, vec![(label, &migrate)], None),
+            (r#"{"metadata": []}"#, vec![(label, &*migrate)], None),
             (
                 r#"{"metadata": {"labels": "x"}}"#,
-                vec![(label, &migrate)],
+                vec![(label, &*migrate)],
                 None,
             ),
             (
                 r#"{"metadata": {"labels": 1}, "metadata": {"labels": {}}}"#,
-                vec![(label, &migrate)],
+                vec![(label, &*migrate)],
+                Some(
+                    r#"{"metadata":{},"metadata":{"labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}}}"#,
+                ),
+            ),
+            // An earlier duplicate on an edited path that is not an object is left out (its text
+            // is not kept; a JSON parser keeps the last).
+            (
+                r#"{"metadata": 1, "metadata": {"name": "vm"}, "metadata": [2]}"#,
+                vec![(label, &*migrate)],
                 None,
             ),
-            (r#"[]"#, vec![(label, &migrate)], None),
-            (r#"{}"#, vec![(&[], &migrate)], None),
+            (
+                r#"{"metadata": "x", "kind": "VM", "metadata": {"name": "vm"}}"#,
+                vec![(label, &*migrate)],
+                Some(
+                    r#"{"kind":"VM","metadata":{"name":"vm","labels":{"harvesterhci.io/maintain-mode-strategy":"Migrate"}}}"#,
+                ),
+            ),
+            (r#"[]"#, vec![(label, &*migrate)], None),
+            (r#"{}"#, vec![(&[], &*migrate)], None),
         ];
         for (raw, edits, want) in rows {
             assert_eq!(spliced(raw, &edits)?.as_deref(), want, "{raw}");

@@ -559,7 +559,6 @@ impl<'de> Visitor<'de> for SeenVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     view! {
         Probe<'a> {
@@ -594,7 +593,7 @@ mod tests {
         assert_eq!(got.l.items[1].s, Some(Scalar::Null));
         assert!(got.n.0);
         let other = probe(r#"{"s": [1], "f": [], "l": "x", "n": null}"#)?.ok_or("an object")?;
-        assert_eq!(other.s, Some(Scalar::Other(json!([1]))));
+        assert!(matches!(&other.s, Some(Scalar::Other(text)) if text.0.get() == "[1]"));
         assert!(matches!(other.f, Field::Other("array")));
         assert!(other.l.set && other.l.items.is_empty());
         assert!(!other.n.0);
