@@ -107,17 +107,15 @@ fn workload_update_methods(
     verdict: &mut Verdict,
 ) {
     let methods = match value {
-        None | Some(Scalar::Null) => Vec::new(),
-        Some(value) => match value.elements() {
-            Some(methods) => methods,
-            None => {
-                verdict.reject(format!(
-                    "{METHODS}: must be a list, got {}",
-                    shown(Some(value))
-                ));
-                return;
-            }
-        },
+        None | Some(Scalar::Null) => &[][..],
+        Some(Scalar::Array(methods)) => methods.as_slice(),
+        Some(other) => {
+            verdict.reject(format!(
+                "{METHODS}: must be a list, got {}",
+                shown(Some(other))
+            ));
+            return;
+        }
     };
     if methods.is_empty() {
         verdict.warn(format!(

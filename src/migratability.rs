@@ -415,14 +415,16 @@ fn template_name<'v>(template: &'v vm::ClaimTemplate) -> Option<&'v str> {
 
 /// The access modes of a template: `None` unless a list; its strings.
 fn modes_of(modes: Option<&Scalar>) -> Option<Vec<String>> {
-    Some(
-        modes?
-            .elements()?
-            .iter()
-            .filter_map(Scalar::as_str)
-            .map(str::to_owned)
-            .collect(),
-    )
+    match modes {
+        Some(Scalar::Array(modes)) => Some(
+            modes
+                .iter()
+                .filter_map(Scalar::as_str)
+                .map(str::to_owned)
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// The claims the spec does not describe: each claim of `spec.template.spec.volumes`, in volume

@@ -3,32 +3,25 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, Error, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
-use serde_json::value::RawValue;
+use serde_json::Number;
 
-/// A JSON value that a rule compares or shows: strings borrowed from the text; numbers, arrays
-/// and objects (which no rule expects where a `Scalar` is read) kept as the request's own text.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A JSON value that a rule compares or shows: strings borrowed from the text. Numbers, arrays and
+/// objects, which no rule expects where a `Scalar` is read, are read too (arrays and objects
+/// within serde_json's recursion limit), to be shown in a message as JSON.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) enum Scalar<'a> {
     #[default]
     Null,
     Bool(bool),
     Str(Cow<'a, str>),
-    Other(Text<'a>),
+    Number(Number),
+    Array(Vec<Scalar<'a>>),
+    /// Members in the order written.
+    Object(Vec<(String, Scalar<'a>)>),
 }
-
-/// A number, array or object as the request wrote it; equal when written alike.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Text<'a>(pub(crate) &'a RawValue);
-
-impl PartialEq for Text<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.get() == other.0.get()
-    }
-}
-
-impl Eq for Text<'_> {}
 
 impl<'a> Scalar<'a> {
     pub(crate) fn str(text: impl Into<Cow<'a, str>>) -> Self {
@@ -42,124 +35,107 @@ impl<'a> Scalar<'a> {
         }
     }
 
-    /// The elements, when the value is an array.
-    pub(crate) fn elements(&self) -> Option<Vec<Scalar<'a>>> {
-        match self {
-            Scalar::Other(Text(raw)) if raw.get().starts_with('[') => {
-                serde_json::from_str(raw.get()).ok()
-            }
-            _ => None,
-        }
-    }
-
     /// The value, when it is an integer that fits an `i64` (`5`, not `5.0`).
     pub(crate) fn as_i64(&self) -> Option<i64> {
         match self {
-            Scalar::Other(Text(raw)) => raw.get().parse().ok(),
+            Scalar::Number(number) => number.as_i64(),
             _ => None,
         }
     }
 
-    /// The value as JSON text: a string quoted, anything else as the request wrote it.
+    /// The value as compact JSON text (a string quoted).
     pub(crate) fn json(&self) -> String {
-        match self {
-            Scalar::Str(text) => serde_json::to_string(text.as_ref()).unwrap_or_default(),
-            other => shown(Some(other)),
-        }
+        serde_json::to_string(self).unwrap_or_default()
     }
 }
 
-/// A value as a message shows it: a string verbatim, anything else as JSON text (numbers, arrays
-/// and objects as the request wrote them), a missing value as `<unset>`.
+/// A value as a message shows it: a string verbatim, anything else as compact JSON text (an
+/// object's members in the order written), a missing value as `<unset>`.
 pub(crate) fn shown(value: Option<&Scalar>) -> String {
     match value {
         Some(Scalar::Str(text)) => text.as_ref().to_owned(),
-        Some(Scalar::Null) => "null".to_owned(),
-        Some(Scalar::Bool(b)) => b.to_string(),
-        Some(Scalar::Other(Text(raw))) => raw.get().to_owned(),
+        Some(other) => other.json(),
         None => "<unset>".to_owned(),
     }
 }
 
-/// Read as the value's raw text first (the request's own text for what is not a string), then by
-/// its first character: the text is valid JSON, and a string without escapes is borrowed as it is.
-/// An array or object is held to serde_json's recursion limit, as a parse into a tree would be.
 impl<'de> Deserialize<'de> for Scalar<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = <&RawValue>::deserialize(deserializer)?;
-        let text = raw.get();
-        Ok(match text.as_bytes().first() {
-            Some(b'"') => match text.get(1..text.len() - 1) {
-                Some(inner) if !inner.contains('\\') => Scalar::Str(Cow::Borrowed(inner)),
-                _ => Scalar::Str(Cow::Owned(
-                    serde_json::from_str(text).map_err(D::Error::custom)?,
-                )),
-            },
-            Some(b'n') => Scalar::Null,
-            Some(b't') => Scalar::Bool(true),
-            Some(b'f') => Scalar::Bool(false),
-            Some(b'[' | b'{') => match serde_json::from_str::<Nested>(text) {
-                Ok(Nested) => Scalar::Other(Text(raw)),
-                // The text is valid JSON: only its depth can be refused.
-                Err(_) => return Err(D::Error::custom("recursion limit exceeded")),
-            },
-            _ => Scalar::Other(Text(raw)),
-        })
+        deserializer.deserialize_any(ScalarVisitor)
     }
 }
 
-/// Any JSON value, read through to its deepest member so that serde_json's recursion limit holds.
-struct Nested;
+struct ScalarVisitor;
 
-impl<'de> Deserialize<'de> for Nested {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(NestedVisitor)
-    }
-}
-
-struct NestedVisitor;
-
-impl<'de> Visitor<'de> for NestedVisitor {
-    type Value = Nested;
+impl<'de> Visitor<'de> for ScalarVisitor {
+    type Value = Scalar<'de>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_unit<E: Error>(self) -> Result<Nested, E> {
-        Ok(Nested)
+    fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Null)
     }
-    fn visit_bool<E: Error>(self, _: bool) -> Result<Nested, E> {
-        Ok(Nested)
+    fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
+        Ok(Scalar::Null)
     }
-    fn visit_i64<E: Error>(self, _: i64) -> Result<Nested, E> {
-        Ok(Nested)
+    fn visit_bool<E: Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(Scalar::Bool(v))
     }
-    fn visit_u64<E: Error>(self, _: u64) -> Result<Nested, E> {
-        Ok(Nested)
+    fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Borrowed(v)))
     }
-    fn visit_f64<E: Error>(self, _: f64) -> Result<Nested, E> {
-        Ok(Nested)
+    fn visit_str<E: Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(v.to_owned())))
     }
-    fn visit_str<E: Error>(self, _: &str) -> Result<Nested, E> {
-        Ok(Nested)
+    fn visit_string<E: Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Scalar::Str(Cow::Owned(v)))
     }
-    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Nested, S::Error> {
-        while seq.next_element::<Nested>()?.is_some() {}
-        Ok(Nested)
+    fn visit_i64<E: Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Scalar::Number(v.into()))
     }
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Nested, M::Error> {
-        while map.next_entry::<IgnoredAny, Nested>()?.is_some() {}
-        Ok(Nested)
+    fn visit_u64<E: Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Scalar::Number(v.into()))
+    }
+    fn visit_f64<E: Error>(self, v: f64) -> Result<Self::Value, E> {
+        // serde_json reads only finite numbers.
+        Ok(Number::from_f64(v).map_or(Scalar::Null, Scalar::Number))
+    }
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+        let mut elements = Vec::new();
+        while let Some(element) = seq.next_element()? {
+            elements.push(element);
+        }
+        Ok(Scalar::Array(elements))
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut members = Vec::new();
+        while let Some(member) = map.next_entry()? {
+            members.push(member);
+        }
+        Ok(Scalar::Object(members))
     }
 }
 
-/// Written as read: a string escaped anew, anything else as the request's own text.
+/// As JSON: what an edit writes into the answer, and how a message shows a value.
 impl Serialize for Scalar<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Scalar::Null => serializer.serialize_unit(),
             Scalar::Bool(b) => serializer.serialize_bool(*b),
             Scalar::Str(text) => serializer.serialize_str(text),
-            Scalar::Other(Text(raw)) => raw.serialize(serializer),
+            Scalar::Number(number) => number.serialize(serializer),
+            Scalar::Array(elements) => {
+                let mut seq = serializer.serialize_seq(Some(elements.len()))?;
+                elements.iter().try_for_each(|e| seq.serialize_element(e))?;
+                seq.end()
+            }
+            Scalar::Object(members) => {
+                let mut map = serializer.serialize_map(Some(members.len()))?;
+                members
+                    .iter()
+                    .try_for_each(|(key, value)| map.serialize_entry(key, value))?;
+                map.end()
+            }
         }
     }
 }
