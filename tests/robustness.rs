@@ -120,7 +120,7 @@ fn malformed_payloads_get_a_clear_rejection() {
     assert_rejected(
         b"\xff\xfe",
         400,
-        "invalid validation payload: expected value",
+        "invalid validation payload: not UTF-8: invalid utf-8 sequence of 1 bytes from index 0",
     );
     assert_rejected(b"[]", 400, "invalid validation payload: invalid length 0");
     assert_rejected(
@@ -147,7 +147,7 @@ fn malformed_payloads_get_a_clear_rejection() {
     assert_rejected(
         &bad_utf8,
         400,
-        "invalid validation payload: invalid unicode code point",
+        "invalid validation payload: not UTF-8: invalid utf-8 sequence of 1 bytes from index",
     );
     let request = vm_request("CREATE", fixture("web-01-migratable"), None);
     assert_rejected(

@@ -75,8 +75,8 @@ fn hostile_payloads_on_one_instance() {
     utf8[at] = 0xc3;
     let cases: Vec<(Vec<u8>, u16, &str)> = vec![
         (Vec::new(), 400, "invalid validation payload: EOF while parsing"),
-        (b"\xff\xfe\x00".to_vec(), 400, "invalid validation payload: expected value"),
-        (utf8, 400, "invalid validation payload: invalid unicode code point"),
+        (b"\xff\xfe\x00".to_vec(), 400, "invalid validation payload: not UTF-8: invalid utf-8 sequence of 1 bytes from index 0"),
+        (utf8, 400, "invalid validation payload: not UTF-8: invalid utf-8 sequence of 1 bytes from index"),
         (b"null".to_vec(), 400, "invalid validation payload: invalid type: null"),
         (format!(r#"{{"request":{{"operation":"CREATE","kind":{{"group":"kubevirt.io","kind":"VirtualMachine"}},"object":{nested}}}}}"#).into_bytes(),
             422, "object: recursion limit exceeded"),
