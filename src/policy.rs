@@ -48,7 +48,10 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
         Ok(text) => text,
         Err(message) => return response::bad_request(message),
     };
-    let Payload { request, settings } = match Payload::parse(payload) {
+    let Payload {
+        mut request,
+        settings,
+    } = match Payload::parse(payload) {
         Ok(payload) => payload,
         Err(message) => return response::bad_request(message),
     };
@@ -62,12 +65,10 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
         }
     };
     let unreadable = |why: String| response::reject(format!("object: {why}"), UNPROCESSABLE);
-    let object = match request.object {
-        Some(RequestObject::Raw(raw)) if raw.get() == "null" => None,
-        object => object,
-    };
-    let Some(object) = object else {
-        return unreadable("missing".to_owned());
+    let object = match request.object() {
+        Ok(Some(object)) => object,
+        Ok(None) => return unreadable("missing".to_owned()),
+        Err(why) => return unreadable(why),
     };
     let review = |namespace: Option<&'_ str>| {
         let namespace = match request.namespace.as_deref() {
@@ -139,15 +140,8 @@ fn raw_object<'a>(object: RequestObject<'a>, payload: &'a str) -> Option<&'a Raw
 }
 
 fn reread_object(payload: &str) -> Option<&RawValue> {
-    match Payload::parse_raw(payload) {
-        Ok(Payload {
-            request:
-                Request {
-                    object: Some(RequestObject::Raw(raw)),
-                    ..
-                },
-            ..
-        }) => Some(raw),
+    match Payload::parse_raw(payload).ok()?.request.object() {
+        Ok(Some(RequestObject::Raw(raw))) => Some(raw),
         _ => None,
     }
 }

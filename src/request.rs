@@ -1,6 +1,8 @@
 //! The `validate` payload, parsed only as far as routing needs, in one pass: a VirtualMachine's
 //! `object` is read straight into its view ([`RequestObject::Vm`]) as the payload is read; every other
-//! `object`, `oldObject` and the settings stay borrowed raw JSON until a rule needs them.
+//! `object`, `oldObject` and the settings stay borrowed raw JSON until a rule needs them. The
+//! payload is read by the views' reader as typed structs (`src/view/typed.rs`): serde's messages
+//! for a member of the wrong type, a member given twice refused, unknown members skipped.
 //!
 //! The one pass reads `object` as a view only when `request.kind` came before it (the API server
 //! writes it first). Whatever the one pass cannot read, the payload is read again with `object`
@@ -10,47 +12,104 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use crate::view;
+use crate::view::typed::{Named, Typed, members};
+use crate::view::{self, AsSlot, Field, Members, Slot};
 use crate::vm::Vm;
 
-#[derive(Deserialize)]
+/// The payload: its request and the settings' raw text.
 pub(crate) struct Payload<'a> {
-    #[serde(borrow)]
     pub(crate) request: Request<'a>,
-    #[serde(borrow, default)]
     pub(crate) settings: Option<&'a RawValue>,
+}
+
+/// The payload as the reader fills it (`request` is required).
+#[derive(Default)]
+struct Envelope<'a> {
+    request: Option<Request<'a>>,
+    settings: Option<&'a RawValue>,
+}
+
+impl<'a> Members<'a> for Envelope<'a> {
+    fn slot(&mut self, key: &Cow<'a, str>) -> Slot<'_, 'a> {
+        match key.as_ref() {
+            "request" => Slot::Typed(Typed::Object(&mut self.request)),
+            "settings" => self.settings.slot(),
+            _ => Slot::Skip,
+        }
+    }
+    fn once(&self) -> Option<&'static [&'static str]> {
+        Some(&["request", "settings"])
+    }
+}
+
+impl Named for Envelope<'_> {
+    const EXPECTING: &'static str = "struct Payload";
 }
 
 /// The fields of a Kubernetes `AdmissionRequest` the policy reads. Like the SDK's
 /// `KubernetesAdmissionRequest` it accepts camelCase and snake_case names and defaults what is missing.
-#[derive(Deserialize, Default)]
-#[serde(default)]
+#[derive(Default)]
 pub(crate) struct Request<'a> {
-    #[serde(borrow, deserialize_with = "routed")]
-    pub(crate) kind: Kind<'a>,
-    #[serde(borrow)]
-    pub(crate) operation: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(crate) namespace: Option<Cow<'a, str>>,
-    #[serde(borrow, alias = "subResource")]
-    pub(crate) sub_resource: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub(crate) object: Option<RequestObject<'a>>,
-    #[serde(borrow, alias = "oldObject")]
+    pub(crate) kind: Kind,
+    pub(crate) operation: String,
+    pub(crate) namespace: Option<String>,
+    pub(crate) sub_resource: Option<String>,
+    /// `object` as raw JSON, or (the one pass) a VirtualMachine's view: see [`Request::object`].
+    object: Option<&'a RawValue>,
+    vm: Field<Vm<'a>>,
     pub(crate) old_object: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
-pub(crate) struct Kind<'a> {
-    #[serde(borrow)]
-    pub(crate) group: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(crate) kind: Cow<'a, str>,
+const REQUEST_MEMBERS: &[&str] = &[
+    "kind",
+    "operation",
+    "namespace",
+    "subResource",
+    "sub_resource",
+    "object",
+    "oldObject",
+    "old_object",
+];
+
+impl<'a> Members<'a> for Request<'a> {
+    fn slot(&mut self, key: &Cow<'a, str>) -> Slot<'_, 'a> {
+        match key.as_ref() {
+            "kind" => AsSlot::slot(&mut self.kind),
+            "operation" => self.operation.slot(),
+            "namespace" => self.namespace.slot(),
+            "subResource" | "sub_resource" => self.sub_resource.slot(),
+            "object" if READING.get() == Reading::Views && self.kind.is_vm() => self.vm.slot(),
+            "object" => self.object.slot(),
+            "oldObject" | "old_object" => self.old_object.slot(),
+            _ => Slot::Skip,
+        }
+    }
+    fn once(&self) -> Option<&'static [&'static str]> {
+        Some(REQUEST_MEMBERS)
+    }
+}
+
+impl Named for Request<'_> {
+    const EXPECTING: &'static str = "struct Request";
+}
+
+#[derive(Default)]
+pub(crate) struct Kind {
+    pub(crate) group: String,
+    pub(crate) kind: String,
+}
+
+members!(Kind("struct Kind") {
+    "group" => group,
+    "kind" => kind,
+});
+
+impl Kind {
+    fn is_vm(&self) -> bool {
+        self.group == "kubevirt.io" && self.kind == "VirtualMachine"
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,37 +129,13 @@ pub(crate) enum RequestObject<'a> {
 enum Reading {
     /// Raw JSON, whatever the kind.
     Raw,
-    /// The one pass, before a `request.kind` naming a VirtualMachine.
+    /// The one pass: `object` is read as the VM's view when `request.kind` named a
+    /// VirtualMachine before it.
     Views,
-    /// The one pass, after it: `object` is read as the VM's view.
-    Vm,
 }
 
 thread_local! {
     static READING: Cell<Reading> = const { Cell::new(Reading::Raw) };
-}
-
-/// `request.kind`, noting for `object` whether it names a VirtualMachine.
-fn routed<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Kind<'de>, D::Error> {
-    let kind = Kind::deserialize(deserializer)?;
-    if READING.get() != Reading::Raw {
-        let vm = kind.group == "kubevirt.io" && kind.kind == "VirtualMachine";
-        READING.set(if vm { Reading::Vm } else { Reading::Views });
-    }
-    Ok(kind)
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for RequestObject<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if READING.get() != Reading::Vm {
-            return <&RawValue>::deserialize(deserializer).map(RequestObject::Raw);
-        }
-        match view::read_in::<Vm, D>(deserializer)? {
-            Some(vm) => Ok(RequestObject::Vm(Box::new(vm))),
-            // Not an object: the raw reading words the answer.
-            None => Err(D::Error::custom("object: not an object")),
-        }
-    }
 }
 
 impl<'a> Payload<'a> {
@@ -122,14 +157,36 @@ impl<'a> Payload<'a> {
     }
 
     fn read(text: &'a str, reading: Reading) -> Result<Payload<'a>, String> {
+        let mut envelope = Envelope::default();
         READING.set(reading);
-        let payload = serde_json::from_str(text);
+        let read = view::read_typed(text, &mut envelope);
         READING.set(Reading::Raw);
-        payload.map_err(|e| format!("invalid validation payload: {e}"))
+        read.map_err(|e| format!("invalid validation payload: {e}"))?;
+        match envelope.request {
+            Some(request) => Ok(Payload {
+                request,
+                settings: envelope.settings,
+            }),
+            None => Err("invalid validation payload: missing field `request`".to_owned()),
+        }
     }
 }
 
-impl Request<'_> {
+impl<'a> Request<'a> {
+    /// `object`: `None` when missing or `null`; an error when the one pass met a VirtualMachine's
+    /// `object` that is not an object (as reading its own text says).
+    pub(crate) fn object(&mut self) -> Result<Option<RequestObject<'a>>, String> {
+        match std::mem::take(&mut self.vm) {
+            Field::Object(vm) => Ok(Some(RequestObject::Vm(Box::new(vm)))),
+            Field::Other(kind) => Err(format!("must be a JSON object, got {kind}")),
+            Field::Null => Ok(None),
+            Field::Absent => Ok(self
+                .object
+                .filter(|raw| raw.get() != "null")
+                .map(RequestObject::Raw)),
+        }
+    }
+
     /// CREATE or UPDATE; every other operation is not evaluated (G2).
     pub(crate) fn operation(&self) -> Option<Operation> {
         match self.operation.as_ref() {

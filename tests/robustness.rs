@@ -122,7 +122,21 @@ fn malformed_payloads_get_a_clear_rejection() {
         400,
         "invalid validation payload: not UTF-8: invalid utf-8 sequence of 1 bytes from index 0",
     );
-    assert_rejected(b"[]", 400, "invalid validation payload: invalid length 0");
+    assert_rejected(
+        b"[]",
+        400,
+        "invalid validation payload: invalid type: sequence, expected struct Payload",
+    );
+    assert_rejected(
+        br#"{"request": {"operation": "CREATE", "object": {}, "object": {}}}"#,
+        400,
+        "invalid validation payload: duplicate field `object`",
+    );
+    assert_rejected(
+        br#"{"request": {"kind": {"group": 1}}}"#,
+        400,
+        "invalid validation payload: invalid type: integer `1`, expected a string",
+    );
     assert_rejected(
         b"{}",
         400,

@@ -330,20 +330,6 @@ pub(crate) fn parse<'a, T: Members<'a> + Default>(text: &'a str) -> Result<Optio
     }
 }
 
-/// Reads the value `deserializer` is at, inside a larger document, as a view of type `T`: `None`
-/// when it is not an object (the payload's `request.object`, read in the payload's one pass).
-pub(crate) fn read_in<'a, T: Members<'a> + Default, D: Deserializer<'a>>(
-    deserializer: D,
-) -> Result<Option<T>, D::Error> {
-    typed::clear_trail();
-    let mut field = Field::<T>::Absent;
-    SlotSeed(Slot::Object(&mut field)).deserialize(deserializer)?;
-    Ok(match field {
-        Field::Object(object) => Some(object),
-        Field::Absent | Field::Null | Field::Other(_) => None,
-    })
-}
-
 /// Reads `text` (one JSON array) as a list of objects of type `T`; an error for anything else.
 pub(crate) fn parse_array<'a, T: Members<'a> + Default>(text: &'a str) -> Result<Vec<T>, String> {
     if !text
@@ -359,6 +345,15 @@ pub(crate) fn parse_array<'a, T: Members<'a> + Default>(text: &'a str) -> Result
 
 fn read<'a>(text: &'a str, slot: Slot<'_, 'a>) -> Result<(), String> {
     read_text(text, slot).map_err(|e| e.to_string())
+}
+
+/// Reads `text` (one JSON value) into the typed struct `value` (the `validate` payload): serde's
+/// message and position for a value of another type.
+pub(crate) fn read_typed<'a>(
+    text: &'a str,
+    value: &mut dyn typed::Shape<'a>,
+) -> Result<(), serde_json::Error> {
+    read_text(text, Slot::Typed(typed::Typed::Object(value)))
 }
 
 /// The one reader of every view and typed struct (one JSON value, nothing after it). Text, not
