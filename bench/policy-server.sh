@@ -2,7 +2,9 @@
 # make bench-kwctl, second half: a real policy-server serving ours and the peer, `wrk` POSTing
 # each one's request (the AdmissionReviews of kwctl-requests) for 10 s, ROUNDS interleaved
 # rounds; the best round's requests per second per side, the spread, and ours/peer. Prints a
-# Markdown table. usage: bench/policy-server.sh DIR OURS.wasm PEER.wasm ROUNDS
+# Markdown table, then the floor: ours on a request it lets through at its gate (`ours-floor`, a
+# ConfigMap of the same size), interleaved with the peer's `nochange`, which bounds what any work
+# of ours can reach. usage: bench/policy-server.sh DIR OURS.wasm PEER.wasm ROUNDS
 set -euo pipefail
 dir=$1 ours=$2 peer=$3 rounds=${4:-3}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -47,3 +49,12 @@ measure() {  # side, pair
 }
 source "$(dirname "$0")/rounds.sh"
 rounds_table "$rounds" high "policy-server + wrk, requests/s" "%.0f"
+floor_best=0 floor_worst= peer_best=0
+for _ in $(seq "$rounds"); do
+  f=$(rps ours "$dir/ours-floor.json") p=$(rps peer "$dir/peer-nochange.json")
+  floor_best=$(awk -v a="$floor_best" -v b="$f" 'BEGIN {print (b>a) ? b : a}')
+  floor_worst=$(awk -v a="${floor_worst:-$f}" -v b="$f" 'BEGIN {print (b<a) ? b : a}')
+  peer_best=$(awk -v a="$peer_best" -v b="$p" 'BEGIN {print (b>a) ? b : a}')
+done
+awk -v f="$floor_best" -v w="$floor_worst" -v p="$peer_best" 'BEGIN {
+  printf "\nFloor: ours on a request it lets through at its gate (a ConfigMap of the `nochange` size): %.0f requests/s (±%.0f%%), %.2f× the peer'"'"'s best `nochange` in the same rounds (%.0f).\n", f, (f-w)/f*100, f/p, p }'

@@ -1,6 +1,8 @@
 //! The requests of `make bench-kwctl`: `kwctl-requests DIR` writes ours and the peer's pairs of
 //! equal size and node count (the `peer-mutate` / `peer-nochange` rows of `make bench`) as
-//! AdmissionReviews, and both settings.
+//! AdmissionReviews, and both settings; and `ours-floor`: our `nochange` request as a ConfigMap,
+//! which the policy lets through at its gate (what policy-server costs around a policy that does
+//! nothing, on a request of the same size).
 
 use std::path::PathBuf;
 
@@ -34,6 +36,16 @@ fn main() -> Result<(), String> {
         write("ours-settings.json", &scenario.settings)?;
     }
     write("peer-settings.json", &peer_settings())?;
+    let nochange = scenarios
+        .iter()
+        .find(|s| s.id == "vm-consistent")
+        .ok_or("no scenario vm-consistent")?;
+    let mut floor = nochange.request.clone();
+    floor["kind"] = json!({"group": "", "version": "v1", "kind": "ConfigMap"});
+    floor["requestKind"] = floor["kind"].clone();
+    floor["resource"] = json!({"group": "", "version": "v1", "resource": "configmaps"});
+    floor["requestResource"] = floor["resource"].clone();
+    write("ours-floor.json", &review(&floor))?;
     println!("{}", dir.display());
     Ok(())
 }
