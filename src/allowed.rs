@@ -17,29 +17,20 @@ pub(crate) enum Allowance {
 /// Checks `value` against `allowed`. `old` gives the old object's value at the same path; it is
 /// asked only for a value that is not allowed, so the old object is parsed only then. Rules
 /// without grandfathering pass `|| None`.
-pub(crate) fn allowance<'a, V: Text + ?Sized + 'a>(
-    value: &V,
+pub(crate) fn allowance<'o>(
+    value: &Scalar,
     allowed: &[String],
-    old: impl FnOnce() -> Option<&'a V>,
+    old: impl FnOnce() -> Option<&'o Scalar<'o>>,
 ) -> Allowance {
-    if value.text().is_some_and(|v| allowed.iter().any(|a| a == v)) {
+    if value
+        .as_str()
+        .is_some_and(|v| allowed.iter().any(|a| a == v))
+    {
         Allowance::Allowed
-    } else if old() == Some(value) {
+    } else if old().is_some_and(|old| old == value) {
         Allowance::Kept
     } else {
         Allowance::Refused
-    }
-}
-
-/// A JSON value compared with an allowed list: the request's view of it.
-pub(crate) trait Text: PartialEq {
-    /// The string, when the value is one.
-    fn text(&self) -> Option<&str>;
-}
-
-impl Text for Scalar<'_> {
-    fn text(&self) -> Option<&str> {
-        self.as_str()
     }
 }
 

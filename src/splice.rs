@@ -289,8 +289,8 @@ mod tests {
     use super::*;
 
     /// An edit's value: JSON text.
-    fn json(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).expect("JSON")
+    fn json(text: &str) -> serde_json::Result<Box<RawValue>> {
+        RawValue::from_string(text.to_owned())
     }
 
     fn spliced(raw: &str, edits: &[Edit]) -> serde_json::Result<Option<String>> {
@@ -308,7 +308,7 @@ mod tests {
     /// `splice_at`: the value at the path is spliced, the document read no further than it.
     #[test]
     fn splices_the_value_at_a_path() -> serde_json::Result<()> {
-        let live = json(r#""LiveMigrate""#);
+        let live = json(r#""LiveMigrate""#)?;
         let at: &[&str] = &["request", "object"];
         let rows: Vec<(&str, Option<&str>)> = vec![
             // Members before it skipped, whatever they hold; the first of a name followed.
@@ -339,8 +339,8 @@ mod tests {
     #[test]
     fn edits_only_their_paths() -> serde_json::Result<()> {
         let key = "harvesterhci.io/maintain-mode-strategy";
-        let migrate = json(r#""Migrate""#);
-        let live = json(r#""LiveMigrate""#);
+        let migrate = json(r#""Migrate""#)?;
+        let live = json(r#""LiveMigrate""#)?;
         let label: &[&str] = &["metadata", "labels", key];
         let template: &[&str] = &["spec", "template", "metadata", "labels", key];
         let eviction: &[&str] = &["spec", "template", "spec", "evictionStrategy"];
