@@ -19,7 +19,7 @@ pub(crate) enum Allowance {
 /// without grandfathering pass `|| None`.
 pub(crate) fn allowance<'o>(
     value: &Scalar,
-    allowed: &[String],
+    allowed: &[crate::settings::Text],
     old: impl FnOnce() -> Option<&'o Scalar<'o>>,
 ) -> Allowance {
     if value
@@ -56,7 +56,7 @@ mod tests {
         #[case] old: Option<&str>,
         #[case] want: Allowance,
     ) -> serde_json::Result<()> {
-        let allowed = ["Migrate".to_owned(), "Shutdown".to_owned()];
+        let allowed = ["Migrate".into(), "Shutdown".into()];
         let value: Scalar = serde_json::from_str(value)?;
         let old: Option<Scalar> = old.map(serde_json::from_str).transpose()?;
         assert_eq!(allowance(&value, &allowed, || old.as_ref()), want);
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn old_is_not_asked_for_an_allowed_value() {
-        let allowed = ["Migrate".to_owned()];
+        let allowed = ["Migrate".into()];
         let asked = std::cell::Cell::new(false);
         let got = allowance(&Scalar::str("Migrate"), &allowed, || {
             asked.set(true);

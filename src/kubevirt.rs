@@ -87,12 +87,12 @@ fn cluster_eviction_strategy(
         verdict.reject(format!(
             "{EVICTION}: unsupported value \"{}\" (valid: {})",
             shown(Some(value)),
-            allowed.join(", ")
+            crate::settings::listed(allowed)
         ));
         return;
     }
     let recommended = &settings.recommended_eviction_strategy;
-    if value.as_str() != Some(recommended.as_str()) {
+    if value.as_str() != Some(recommended.as_ref()) {
         verdict.warn(format!(
             "{EVICTION}: {}; {recommended} is recommended",
             shown(Some(value))

@@ -60,7 +60,7 @@ fn propagate_label(vm: &mut Vm, key: &str) {
 
 /// The validation step, on the (mutated) object: V1–V5.
 pub(crate) fn validate(vm: &Vm, review: &Review, verdict: &mut Verdict) {
-    let key = review.settings.label_key.as_str();
+    let key = review.settings.label_key.as_ref();
     let labels = vm.labels();
     let template_labels = vm.template_labels();
     match vm.label(key) {
@@ -105,7 +105,7 @@ fn strategy_value(key: &str, value: &Scalar, review: &Review, verdict: &mut Verd
         Allowance::Allowed => {}
         Allowance::Refused => verdict.reject(format!(
             "metadata.labels[{key}]: invalid maintenance mode strategy: {shown} (valid: {})",
-            allowed.join(", ")
+            crate::settings::listed(allowed)
         )),
         // A real Harvester strategy that this policy does not allow: a drain still honours it.
         Allowance::Kept if value.as_str().is_some_and(is_maintenance_strategy) => verdict.warn(

@@ -165,7 +165,7 @@ fn virtual_machine(mut vm: Vm, raw: Option<&RawValue>, payload: &str, review: &R
     if let Err(message) = labels::check_shape(&vm) {
         return response::reject(message, UNPROCESSABLE);
     }
-    let key = review.settings.label_key.as_str();
+    let key = review.settings.label_key.as_ref();
     let mut done = Verdict::default();
     let before = review.settings.mutate.then(|| vm::owned_values(&vm, key));
     if review.settings.mutate {

@@ -14,7 +14,7 @@ use std::cell::Cell;
 
 use serde_json::value::RawValue;
 
-use crate::view::typed::{Named, Typed, members};
+use crate::view::typed::{Named, Typed};
 use crate::view::{self, AsSlot, Field, Members, Slot};
 use crate::vm::Vm;
 
@@ -52,8 +52,8 @@ impl Named for Envelope<'_> {
 /// `KubernetesAdmissionRequest` it accepts camelCase and snake_case names and defaults what is missing.
 #[derive(Default)]
 pub(crate) struct Request<'a> {
-    pub(crate) kind: Kind,
-    pub(crate) operation: String,
+    pub(crate) kind: Kind<'a>,
+    pub(crate) operation: Cow<'a, str>,
     pub(crate) namespace: Option<String>,
     pub(crate) sub_resource: Option<String>,
     /// `object` as raw JSON, or (the one pass) a VirtualMachine's view: see [`Request::object`].
@@ -76,8 +76,8 @@ const REQUEST_MEMBERS: &[&str] = &[
 impl<'a> Members<'a> for Request<'a> {
     fn slot(&mut self, key: &Cow<'a, str>) -> Slot<'_, 'a> {
         match key.as_ref() {
-            "kind" => AsSlot::slot(&mut self.kind),
-            "operation" => self.operation.slot(),
+            "kind" => Slot::Typed(Typed::Object(&mut self.kind)),
+            "operation" => Slot::Typed(Typed::Text(&mut self.operation)),
             "namespace" => self.namespace.slot(),
             "subResource" | "sub_resource" => self.sub_resource.slot(),
             "object" if READING.get() == Reading::Views && self.kind.is_vm() => self.vm.slot(),
@@ -96,17 +96,29 @@ impl Named for Request<'_> {
 }
 
 #[derive(Default)]
-pub(crate) struct Kind {
-    pub(crate) group: String,
-    pub(crate) kind: String,
+pub(crate) struct Kind<'a> {
+    pub(crate) group: Cow<'a, str>,
+    pub(crate) kind: Cow<'a, str>,
 }
 
-members!(Kind("struct Kind") {
-    "group" => group,
-    "kind" => kind,
-});
+impl<'a> Members<'a> for Kind<'a> {
+    fn slot(&mut self, key: &Cow<'a, str>) -> Slot<'_, 'a> {
+        match key.as_ref() {
+            "group" => Slot::Typed(Typed::Text(&mut self.group)),
+            "kind" => Slot::Typed(Typed::Text(&mut self.kind)),
+            _ => Slot::Skip,
+        }
+    }
+    fn once(&self) -> Option<&'static [&'static str]> {
+        Some(&["group", "kind"])
+    }
+}
 
-impl Kind {
+impl Named for Kind<'_> {
+    const EXPECTING: &'static str = "struct Kind";
+}
+
+impl Kind<'_> {
     fn is_vm(&self) -> bool {
         self.group == "kubevirt.io" && self.kind == "VirtualMachine"
     }

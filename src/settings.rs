@@ -1,5 +1,7 @@
 //! Policy settings: serde shape, defaults and the consistency checks of `validate_settings`.
 
+use std::borrow::Cow;
+
 use kubewarden_policy_sdk::settings::Validatable;
 
 use crate::configuration::{Configuration, Rules, parse_version};
@@ -23,12 +25,19 @@ choice!(Mode {
     "reject" => Reject,
 });
 
+/// A setting's text: a default is the policy's own constant, a value read from the settings JSON
+/// an owned copy (every request reads its settings: the defaults cost no allocation).
+pub type Text = Cow<'static, str>;
+
+/// A setting's list of names, as [`Text`].
+pub type Names = Cow<'static, [Text]>;
+
 /// Every member is optional (its default stays); an unknown one is refused.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    pub label_key: String,
-    pub allowed_strategies: Vec<String>,
-    pub default_strategy: String,
+    pub label_key: Text,
+    pub allowed_strategies: Names,
+    pub default_strategy: Text,
     pub mutate: bool,
     pub require_label: bool,
     pub template_mismatch: Mode,
@@ -68,7 +77,7 @@ choice!(NonMigratable {
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvictionSettings {
     pub default: Option<String>,
-    pub allowed: Vec<String>,
+    pub allowed: Names,
     pub cluster_default: Option<String>,
     pub non_migratable: NonMigratable,
 }
@@ -82,8 +91,8 @@ members!(EvictionSettings("struct EvictionSettings") strict {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct KubevirtSettings {
-    pub allowed_eviction_strategies: Vec<String>,
-    pub recommended_eviction_strategy: String,
+    pub allowed_eviction_strategies: Names,
+    pub recommended_eviction_strategy: Text,
     pub require_evict_fallback: bool,
     /// The KubeVirt release the cluster runs (`v1.8.4`); unset: the CR's
     /// `status.observedKubeVirtVersion`, else the newest rules.
@@ -100,15 +109,29 @@ members!(KubevirtSettings("struct KubevirtSettings") strict {
     "configuration" => configuration,
 });
 
-fn all_eviction_strategies() -> Vec<String> {
-    EVICTION_STRATEGIES.map(str::to_owned).to_vec()
+/// `names` as a default list.
+fn names<const N: usize>(names: &'static [Text; N]) -> Names {
+    Cow::Borrowed(names)
+}
+
+static ALL_EVICTION_STRATEGIES: [Text; 4] = texts(EVICTION_STRATEGIES);
+static ALL_MAINTENANCE_STRATEGIES: [Text; 4] = texts(MAINTENANCE_STRATEGIES);
+
+const fn texts(names: [&'static str; 4]) -> [Text; 4] {
+    let [a, b, c, d] = names;
+    [
+        Cow::Borrowed(a),
+        Cow::Borrowed(b),
+        Cow::Borrowed(c),
+        Cow::Borrowed(d),
+    ]
 }
 
 impl Default for EvictionSettings {
     fn default() -> Self {
         EvictionSettings {
             default: None,
-            allowed: all_eviction_strategies(),
+            allowed: names(&ALL_EVICTION_STRATEGIES),
             cluster_default: None,
             non_migratable: NonMigratable::Warn,
         }
@@ -118,8 +141,8 @@ impl Default for EvictionSettings {
 impl Default for KubevirtSettings {
     fn default() -> Self {
         KubevirtSettings {
-            allowed_eviction_strategies: all_eviction_strategies(),
-            recommended_eviction_strategy: LIVE_MIGRATE_IF_POSSIBLE.to_owned(),
+            allowed_eviction_strategies: names(&ALL_EVICTION_STRATEGIES),
+            recommended_eviction_strategy: Cow::Borrowed(LIVE_MIGRATE_IF_POSSIBLE),
             require_evict_fallback: true,
             version: None,
             configuration: None,
@@ -128,11 +151,13 @@ impl Default for KubevirtSettings {
 }
 
 impl Default for Settings {
+    /// Out of line: the reader and `from_json` share one copy.
+    #[inline(never)]
     fn default() -> Self {
         Settings {
-            label_key: DEFAULT_LABEL_KEY.to_owned(),
-            allowed_strategies: MAINTENANCE_STRATEGIES.map(str::to_owned).to_vec(),
-            default_strategy: DEFAULT_MAINTENANCE_STRATEGY.to_owned(),
+            label_key: Cow::Borrowed(DEFAULT_LABEL_KEY),
+            allowed_strategies: names(&ALL_MAINTENANCE_STRATEGIES),
+            default_strategy: Cow::Borrowed(DEFAULT_MAINTENANCE_STRATEGY),
             mutate: true,
             require_label: true,
             template_mismatch: Mode::Reject,
@@ -224,7 +249,7 @@ impl Validatable for Settings {
             {
                 return Err(format!(
                     "evictionStrategy.nonMigratable: fix sets LiveMigrateIfPossible, which evictionStrategy.allowed ({}) does not include",
-                    eviction.allowed.join(", ")
+                    listed(&eviction.allowed)
                 ));
             }
         }
@@ -282,7 +307,7 @@ fn check_version(version: &str) -> Result<(), String> {
 }
 
 /// A non-empty list of distinct names, each one of `known`.
-pub(crate) fn check_list(field: &str, list: &[String], known: &[&str]) -> Result<(), String> {
+pub(crate) fn check_list(field: &str, list: &[Text], known: &[&str]) -> Result<(), String> {
     if list.is_empty() {
         return Err(format!("{field}: must not be empty"));
     }
@@ -290,7 +315,7 @@ pub(crate) fn check_list(field: &str, list: &[String], known: &[&str]) -> Result
         if name.is_empty() {
             return Err(format!("{field}[{i}]: must not be empty"));
         }
-        if !known.contains(&name.as_str()) {
+        if !known.contains(&name.as_ref()) {
             return Err(format!(
                 "{field}[{i}]: unknown value {name:?} (valid: {})",
                 known.join(", ")
@@ -308,14 +333,14 @@ pub(crate) fn check_member(
     field: &str,
     value: &str,
     list_field: &str,
-    list: &[String],
+    list: &[Text],
 ) -> Result<(), String> {
     if list.iter().any(|s| s == value) {
         return Ok(());
     }
     Err(format!(
         "{field}: {value:?} is not in {list_field} ({})",
-        list.join(", ")
+        listed(list)
     ))
 }
 
@@ -350,4 +375,13 @@ fn is_dns_subdomain(prefix: &str) -> bool {
                 && lower_alnum(&b[b.len() - 1])
                 && b.iter().all(|c| lower_alnum(c) || *c == b'-')
         })
+}
+
+/// A list of names as a message shows it: `a, b`.
+pub(crate) fn listed(names: &[Text]) -> String {
+    names
+        .iter()
+        .map(AsRef::as_ref)
+        .collect::<Vec<&str>>()
+        .join(", ")
 }

@@ -126,7 +126,7 @@ fn supported_value(value: &Scalar, review: &Review, verdict: &mut Verdict) {
         Allowance::Kept => verdict.warn(format!("{FIELD}: kept unsupported value \"{shown}\"")),
         Allowance::Refused => verdict.reject(format!(
             "{FIELD}: unsupported value \"{shown}\" (valid: {})",
-            allowed.join(", ")
+            crate::settings::listed(allowed)
         )),
     }
 }

@@ -5,6 +5,7 @@
 //! (`unknown field ...`). The reader remembers where it failed: [`trail`] names the member
 //! (`kubevirt.configuration.permittedHostDevices.mediatedDevices[0].resourceName`).
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
 
@@ -15,10 +16,14 @@ use super::{AsSlot, Key, Members, Slot};
 /// A typed member as the reader fills it.
 pub(crate) enum Typed<'s, 'a> {
     Bool(&'s mut bool),
-    Text(&'s mut String),
+    /// Borrowed from the text unless it has escapes.
+    Text(&'s mut Cow<'a, str>),
+    /// An owned struct's text (a default of its own borrowed, a value read an owned copy).
+    Owned(&'s mut Cow<'static, str>),
     /// `null` reads as `None`.
     OptText(&'s mut Option<String>),
-    Texts(&'s mut Vec<String>),
+    /// An owned struct's list of texts, as [`Typed::Owned`].
+    Texts(&'s mut Cow<'static, [Cow<'static, str>]>),
     OptTexts(&'s mut Option<Vec<String>>),
     OptInt(&'s mut Option<i64>),
     /// Any value but `null` (its content skipped).
@@ -123,9 +128,9 @@ macro_rules! typed_slot {
 
 typed_slot! {
     bool => Bool,
-    String => Text,
+    Cow<'static, str> => Owned,
+    Cow<'static, [Cow<'static, str>]> => Texts,
     Option<String> => OptText,
-    Vec<String> => Texts,
     Option<Vec<String>> => OptTexts,
     Option<i64> => OptInt,
     Option<IgnoredAny> => Present,
@@ -300,7 +305,7 @@ impl<'a> TypedVisitor<'_, 'a> {
     fn expecting_text(&self) -> &'static str {
         match &self.0 {
             Typed::Bool(_) => "a boolean",
-            Typed::Text(_) | Typed::OptText(_) => "a string",
+            Typed::Text(_) | Typed::Owned(_) | Typed::OptText(_) => "a string",
             Typed::Texts(_) | Typed::OptTexts(_) | Typed::Objects(_) => "a sequence",
             Typed::OptInt(_) => "i64",
             Typed::Present(_) => "any value",
@@ -323,7 +328,8 @@ impl<'a> TypedVisitor<'_, 'a> {
         };
         match (typed, met) {
             (Typed::Bool(slot), Met::Bool(b)) => *slot = b,
-            (Typed::Text(slot), Met::Str(s)) => *slot = s.to_owned(),
+            (Typed::Text(slot), Met::Str(s)) => *slot = Cow::Owned(s.to_owned()),
+            (Typed::Owned(slot), Met::Str(s)) => *slot = Cow::Owned(s.to_owned()),
             (Typed::OptText(slot), Met::Str(s)) => *slot = Some(s.to_owned()),
             (Typed::OptText(slot), Met::Null) => *slot = None,
             (Typed::OptTexts(slot), Met::Null) => *slot = None,
@@ -388,14 +394,23 @@ impl<'a> Visitor<'a> for TypedVisitor<'_, 'a> {
     fn visit_str<E: Error>(self, v: &str) -> Result<(), E> {
         self.scalar(Met::Str(v))
     }
+    fn visit_borrowed_str<E: Error>(self, v: &'a str) -> Result<(), E> {
+        match self.0 {
+            Typed::Text(slot) => {
+                *slot = Cow::Borrowed(v);
+                Ok(())
+            }
+            other => TypedVisitor(other).scalar(Met::Str(v)),
+        }
+    }
     fn visit_seq<S: SeqAccess<'a>>(self, mut seq: S) -> Result<(), S::Error> {
         let mut index = 0;
-        let mut texts = |seq: &mut S| -> Result<Vec<String>, S::Error> {
-            let mut texts = Vec::new();
+        // Each text to `push`, an error noting the element it unwinds through.
+        let mut texts = |seq: &mut S, push: &mut dyn FnMut(String)| -> Result<(), S::Error> {
             loop {
                 match seq.next_element::<String>() {
-                    Ok(Some(text)) => texts.push(text),
-                    Ok(None) => return Ok(texts),
+                    Ok(Some(text)) => push(text),
+                    Ok(None) => return Ok(()),
                     Err(e) => {
                         passed_index(index);
                         return Err(e);
@@ -405,8 +420,16 @@ impl<'a> Visitor<'a> for TypedVisitor<'_, 'a> {
             }
         };
         match self.0 {
-            Typed::Texts(slot) => *slot = texts(&mut seq)?,
-            Typed::OptTexts(slot) => *slot = Some(texts(&mut seq)?),
+            Typed::Texts(slot) => {
+                let mut list = Vec::new();
+                texts(&mut seq, &mut |text| list.push(Cow::Owned(text)))?;
+                *slot = Cow::Owned(list);
+            }
+            Typed::OptTexts(slot) => {
+                let mut list = Vec::new();
+                texts(&mut seq, &mut |text| list.push(text))?;
+                *slot = Some(list);
+            }
             Typed::Objects(slot) => {
                 slot.start(true);
                 loop {
@@ -485,6 +508,7 @@ fn inner<'a, D: serde::Deserializer<'a>>(
     match visitor.0 {
         Typed::Bool(slot) => deserializer.deserialize_bool(v(Typed::Bool(slot))),
         Typed::Text(slot) => deserializer.deserialize_str(v(Typed::Text(slot))),
+        Typed::Owned(slot) => deserializer.deserialize_str(v(Typed::Owned(slot))),
         Typed::OptText(slot) => deserializer.deserialize_str(v(Typed::OptText(slot))),
         Typed::Choice(slot) => deserializer.deserialize_str(v(Typed::Choice(slot))),
         Typed::Texts(slot) => deserializer.deserialize_seq(v(Typed::Texts(slot))),
