@@ -3,6 +3,7 @@
 //! answer from plain data. The rules never know where an answer came from, and [`Lookups`] makes
 //! each call at most once per request.
 
+use crate::listing::listed;
 use std::cell::{OnceCell, RefCell};
 
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
@@ -314,7 +315,8 @@ impl<'a> Lookups<'a> {
     /// The one warning about the lookups that failed, if any did.
     pub(crate) fn warning(&self) -> Option<String> {
         let failures = self.failures.borrow();
-        (!failures.is_empty()).then(|| format!("cluster lookup failed: {}", failures.join("; ")))
+        (!failures.is_empty())
+            .then(|| format!("cluster lookup failed: {}", listed(&failures, "; ")))
     }
 }
 

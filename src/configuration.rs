@@ -2,6 +2,7 @@
 //! names it (the rest is ignored, never refused) and the release whose rules apply. The same shape
 //! reads the `kubevirt.configuration` setting and the live CR.
 
+use crate::listing::listed;
 use serde::de::IgnoredAny;
 
 pub use crate::view::Keyed;
@@ -133,7 +134,7 @@ impl Configuration {
         {
             return Err(format!(
                 "{path}.network.defaultNetworkInterface: unknown value {value:?} (valid: {})",
-                DEFAULT_INTERFACES.join(", ")
+                listed(&DEFAULT_INTERFACES, ", ")
             ));
         }
         if let Some(value) = self
@@ -143,7 +144,7 @@ impl Configuration {
         {
             return Err(format!(
                 "{path}.evictionStrategy: unknown value {value:?} (valid: {})",
-                crate::strategy::EVICTION_STRATEGIES.join(", ")
+                listed(&crate::strategy::EVICTION_STRATEGIES, ", ")
             ));
         }
         Ok(())

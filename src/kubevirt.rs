@@ -1,6 +1,7 @@
 //! The KubeVirt CR rules K1–K3 (docs/rules.md): validation only, the CR is never mutated.
 
 use crate::allowed::{Allowance, allowance};
+use crate::listing::listed;
 use crate::review::Review;
 use crate::settings::KubevirtSettings;
 use crate::verdict::Verdict;
@@ -87,7 +88,7 @@ fn cluster_eviction_strategy(
         verdict.reject(format!(
             "{EVICTION}: unsupported value \"{}\" (valid: {})",
             shown(Some(value)),
-            crate::settings::listed(allowed)
+            listed(allowed, ", ")
         ));
         return;
     }
@@ -128,7 +129,7 @@ fn workload_update_methods(
             verdict.reject(format!(
                 "{METHODS}[{i}]: unsupported value \"{}\" (valid: {})",
                 shown(Some(method)),
-                UPDATE_METHODS.join(", ")
+                listed(&UPDATE_METHODS, ", ")
             ));
         }
     }

@@ -2,6 +2,7 @@
 //! (validation).
 
 use crate::allowed::{Allowance, allowance};
+use crate::listing::listed;
 use crate::review::Review;
 use crate::settings::Mode;
 use crate::strategy::is_maintenance_strategy;
@@ -105,7 +106,7 @@ fn strategy_value(key: &str, value: &Scalar, review: &Review, verdict: &mut Verd
         Allowance::Allowed => {}
         Allowance::Refused => verdict.reject(format!(
             "metadata.labels[{key}]: invalid maintenance mode strategy: {shown} (valid: {})",
-            crate::settings::listed(allowed)
+            listed(allowed, ", ")
         )),
         // A real Harvester strategy that this policy does not allow: a drain still honours it.
         Allowance::Kept if value.as_str().is_some_and(is_maintenance_strategy) => verdict.warn(

@@ -13,6 +13,7 @@ pub mod configuration;
 pub mod eviction;
 mod kubevirt;
 mod labels;
+mod listing;
 pub mod migratability;
 pub mod policy;
 pub mod reason;

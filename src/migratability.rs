@@ -4,6 +4,7 @@
 //! adding phrases that start with the constant (`HostDeviceNotLiveMigratable: host device nic-vf`)
 //! and name the device, disk or interface. KubeVirt names the first reason; the policy names all.
 
+use crate::listing::listed;
 use serde_json::Value;
 
 use crate::configuration::{Configuration, Rules};
@@ -68,7 +69,7 @@ pub(crate) fn reasons_of(vmi: &Vmi, context: &Context) -> Findings {
 /// configuration, the newest rules (v1.9), claims only from the VM's own templates.
 pub fn non_migratable_reasons(vm: &Value) -> Findings {
     let text = vm.to_string();
-    let vm = match view::parse::<Vm>(&text) {
+    let vm = match crate::vm::parse_whole(&text) {
         Ok(vm) => vm.unwrap_or_default(),
         Err(why) => {
             return Findings {
@@ -225,7 +226,7 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
                 format!(
                     "{} GPUs ({}), at most one migrates",
                     gpus.len(),
-                    names.join(", ")
+                    listed(&names, ", ")
                 ),
             ));
         }
@@ -355,7 +356,7 @@ fn disks_not_live_migratable(_: &Vmi, context: &Context, found: &mut Findings) {
         if let Some(modes) = modes.filter(|m| !m.iter().any(|m| m == "ReadWriteMany")) {
             let shown = match modes.as_slice() {
                 [] => "no access modes".to_owned(),
-                modes => modes.join(", "),
+                modes => listed(modes, ", "),
             };
             found
                 .reasons

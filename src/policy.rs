@@ -165,6 +165,11 @@ fn virtual_machine(mut vm: Vm, raw: Option<&RawValue>, payload: &str, review: &R
     if let Err(message) = labels::check_shape(&vm) {
         return response::reject(message, UNPROCESSABLE);
     }
+    if eviction::reads_devices(&vm, review.settings)
+        && let Err(why) = vm.load_later()
+    {
+        return response::reject(format!("object: {why}"), UNPROCESSABLE);
+    }
     let key = review.settings.label_key.as_ref();
     let mut done = Verdict::default();
     let before = review.settings.mutate.then(|| vm::owned_values(&vm, key));

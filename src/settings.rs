@@ -1,5 +1,6 @@
 //! Policy settings: serde shape, defaults and the consistency checks of `validate_settings`.
 
+use crate::listing::listed;
 use std::borrow::Cow;
 
 use kubewarden_policy_sdk::settings::Validatable;
@@ -234,7 +235,7 @@ impl Validatable for Settings {
         {
             return Err(format!(
                 "evictionStrategy.clusterDefault: unknown value {cluster:?} (valid: {})",
-                EVICTION_STRATEGIES.join(", ")
+                listed(&EVICTION_STRATEGIES, ", ")
             ));
         }
         if eviction.non_migratable == NonMigratable::Fix {
@@ -249,7 +250,7 @@ impl Validatable for Settings {
             {
                 return Err(format!(
                     "evictionStrategy.nonMigratable: fix sets LiveMigrateIfPossible, which evictionStrategy.allowed ({}) does not include",
-                    listed(&eviction.allowed)
+                    listed(&eviction.allowed, ", ")
                 ));
             }
         }
@@ -318,7 +319,7 @@ pub(crate) fn check_list(field: &str, list: &[Text], known: &[&str]) -> Result<(
         if !known.contains(&name.as_ref()) {
             return Err(format!(
                 "{field}[{i}]: unknown value {name:?} (valid: {})",
-                known.join(", ")
+                listed(known, ", ")
             ));
         }
         if list[..i].contains(name) {
@@ -340,7 +341,7 @@ pub(crate) fn check_member(
     }
     Err(format!(
         "{field}: {value:?} is not in {list_field} ({})",
-        listed(list)
+        listed(list, ", ")
     ))
 }
 
@@ -375,13 +376,4 @@ fn is_dns_subdomain(prefix: &str) -> bool {
                 && lower_alnum(&b[b.len() - 1])
                 && b.iter().all(|c| lower_alnum(c) || *c == b'-')
         })
-}
-
-/// A list of names as a message shows it: `a, b`.
-pub(crate) fn listed(names: &[Text]) -> String {
-    names
-        .iter()
-        .map(AsRef::as_ref)
-        .collect::<Vec<&str>>()
-        .join(", ")
 }

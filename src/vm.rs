@@ -5,7 +5,8 @@
 
 use std::borrow::Cow;
 
-use crate::view::{Field, List, Map, Scalar, Seen, view};
+use crate::strategy::LIVE_MIGRATE;
+use crate::view::{AsSlot, Field, Later, List, Map, Members, Scalar, Seen, Slot, view};
 
 /// A label or annotation map.
 pub(crate) type Labels<'a> = Map<'a, Scalar<'a>>;
@@ -30,7 +31,7 @@ view! {
 view! {
     Spec<'a> {
         "template" => template: Field<Template<'a>>,
-        "dataVolumeTemplates" => data_volume_templates: List<ClaimTemplate<'a>>,
+        "dataVolumeTemplates" => data_volume_templates: Later<'a, List<ClaimTemplate<'a>>>,
         /// Any type but `null` counts as naming one.
         "instancetype" => instancetype: Field<Matcher<'a>>,
         "preference" => preference: Field<Matcher<'a>>,
@@ -52,16 +53,39 @@ view! {
     }
 }
 
-view! {
-    /// `spec.template.spec`.
-    TemplateSpec<'a> {
-        /// `null` is unset.
-        "evictionStrategy" => eviction_strategy: Option<Scalar<'a>>,
-        "domain" => domain: Field<Domain<'a>>,
-        "volumes" => volumes: List<Volume<'a>>,
-        "networks" => networks: List<Network<'a>>,
-        "architecture" => architecture: Option<Scalar<'a>>,
+/// `spec.template.spec`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TemplateSpec<'a> {
+    /// `null` is unset.
+    pub(crate) eviction_strategy: Option<Scalar<'a>>,
+    pub(crate) domain: Later<'a, Field<Domain<'a>>>,
+    pub(crate) volumes: Later<'a, List<Volume<'a>>>,
+    pub(crate) networks: Later<'a, List<Network<'a>>>,
+    pub(crate) architecture: Option<Scalar<'a>>,
+}
+
+/// What only V7 reads is read in the one pass when the strategy read before it lets V7 apply,
+/// later ([`Vm::load_later`]) otherwise. The API server writes the keys sorted: `domain`
+/// before `evictionStrategy`, `networks` and `volumes` after it.
+impl<'a> Members<'a> for TemplateSpec<'a> {
+    fn slot(&mut self, key: &Cow<'a, str>) -> Slot<'_, 'a> {
+        let now = v7_may_apply(self.eviction_strategy.as_ref());
+        match key.as_ref() {
+            "evictionStrategy" => AsSlot::slot(&mut self.eviction_strategy),
+            "domain" => AsSlot::slot(&mut self.domain),
+            "volumes" => self.volumes.slot_when(now),
+            "networks" => self.networks.slot_when(now),
+            "architecture" => AsSlot::slot(&mut self.architecture),
+            _ => Slot::Skip,
+        }
     }
+}
+
+/// Whether V7 may apply to a VM whose own strategy is `own` (`null` is unset): unless it sets
+/// one other than `LiveMigrate`, which no mutation changes.
+pub(crate) fn v7_may_apply(own: Option<&Scalar>) -> bool {
+    own.filter(|v| **v != Scalar::Null)
+        .is_none_or(|own| own.as_str() == Some(LIVE_MIGRATE))
 }
 
 view! {
@@ -305,6 +329,31 @@ impl<'a> Vm<'a> {
     pub(crate) fn data_volume_templates(&self) -> &[ClaimTemplate<'a>] {
         self.spec().map_or(&[], |s| &s.data_volume_templates.items)
     }
+
+    /// Reads what only V7 reads (`spec.dataVolumeTemplates`, and `domain`, `volumes` and
+    /// `networks` of `spec.template.spec`): until then they read as absent.
+    pub(crate) fn load_later(&mut self) -> Result<(), String> {
+        let Some(spec) = self.spec.get_mut() else {
+            return Ok(());
+        };
+        spec.data_volume_templates.load()?;
+        if let Some(template) = spec.template.get_mut().and_then(|t| t.spec.get_mut()) {
+            template.domain.load()?;
+            template.volumes.load()?;
+            template.networks.load()?;
+        }
+        Ok(())
+    }
+}
+
+/// A VM read whole, every member loaded (the tools' reading; admission loads only what its
+/// rules need).
+pub(crate) fn parse_whole(text: &str) -> Result<Option<Vm<'_>>, String> {
+    let mut vm = crate::view::parse::<Vm>(text)?;
+    if let Some(vm) = vm.as_mut() {
+        vm.load_later()?;
+    }
+    Ok(vm)
 }
 
 /// Sets `metadata.labels[key] = value` of a VM or a template, creating `metadata` and `labels`

@@ -133,6 +133,13 @@ fn vm_1mib() -> Value {
     vm
 }
 
+/// `vm` with `spec.template.spec.evictionStrategy` set to `strategy`.
+fn with_eviction_strategy(vm: &Value, strategy: &str) -> Value {
+    let mut vm = vm.clone();
+    vm["spec"]["template"]["spec"]["evictionStrategy"] = json!(strategy);
+    vm
+}
+
 /// Every scenario of the table, in order.
 pub fn all() -> Vec<Scenario> {
     let mutate = vm_of_size(5 * 1024, false);
@@ -151,6 +158,7 @@ pub fn all() -> Vec<Scenario> {
     for i in 0..40 {
         config_map["data"][format!("key-{i}.properties")] = json!("value=".repeat(16));
     }
+    let live_migrate = with_eviction_strategy(&consistent, "LiveMigrate");
     let big = vm_1mib();
     let mut scenarios = vec![
         Scenario {
@@ -165,6 +173,13 @@ pub fn all() -> Vec<Scenario> {
             what: "5 KB VM CREATE, label and template copy set (no change)",
             request: vm_request("CREATE", &consistent, None),
             settings: json!({}),
+            cluster: None,
+        },
+        Scenario {
+            id: "vm-live-migrate",
+            what: "5 KB VM CREATE under LiveMigrate, no change (V7 reads its devices and volumes)",
+            request: vm_request("CREATE", &live_migrate, None),
+            settings: json!({"clusterLookups": false}),
             cluster: None,
         },
         Scenario {

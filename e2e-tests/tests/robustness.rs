@@ -237,11 +237,18 @@ fn the_answer_does_not_depend_on_how_the_payload_is_written() {
         .join(",");
         let object_member = member("object", object);
         let escaped = format!(r#""\u006fbject":{object}"#);
-        let writings = [
+        let mut writings = vec![
             format!("{kind},{rest},{object_member}"),
             format!("{rest},{object_member},{kind}"),
             format!("{kind},{rest},{escaped}"),
         ];
+        // V7's lists are read in the one pass or later, as the strategy comes before or after
+        // them: the same answer.
+        for first in [true, false] {
+            if let Some(moved) = strategy_written(object, first) {
+                writings.push(format!(r#"{kind},{rest},"object":{moved}"#));
+            }
+        }
         let answers: Vec<String> = writings
             .iter()
             .map(|request| {
@@ -260,5 +267,68 @@ fn the_answer_does_not_depend_on_how_the_payload_is_written() {
             answers[0], answers[2],
             "{name}: `object` written with an escape"
         );
+        for (at, answer) in answers.iter().enumerate().skip(3) {
+            assert_eq!(&answers[0], answer, "{name}: evictionStrategy moved ({at})");
+        }
+    }
+}
+
+/// `object`'s text with `spec.template.spec.evictionStrategy` written first (or last) in its
+/// object, where serde_json writes it between `domain` and `networks` (sorted keys).
+fn strategy_written(object: &Value, first: bool) -> Option<String> {
+    let spec = object.pointer("/spec/template/spec")?;
+    let strategy = spec.get("evictionStrategy")?;
+    let mut others = spec.clone();
+    others.as_object_mut()?.remove("evictionStrategy");
+    let others = others.to_string();
+    let inner = &others[1..others.len() - 1];
+    let member = format!(r#""evictionStrategy":{strategy}"#);
+    let moved = match (inner.is_empty(), first) {
+        (true, _) => format!("{{{member}}}"),
+        (false, true) => format!("{{{member},{inner}}}"),
+        (false, false) => format!("{{{inner},{member}}}"),
+    };
+    let text = object.to_string();
+    let spec = spec.to_string();
+    assert!(
+        text.contains(&spec),
+        "a member's compact text is in its object's"
+    );
+    Some(text.replacen(&spec, &moved, 1))
+}
+
+/// What only V7 reads (a VM's devices, volumes, networks) is read only when V7 applies: a volume
+/// name nested beyond serde_json's limit is refused under `LiveMigrate`, and skipped unread under
+/// a strategy V7 does not apply to, like any member no rule reads.
+#[test]
+fn what_only_v7_reads_is_read_when_v7_applies() {
+    let instance = host().instance().unwrap();
+    let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
+    for (name, strategy, refused) in [
+        ("db-01-rwo-livemigrate", "LiveMigrate", true),
+        ("web-01-migratable", "LiveMigrateIfPossible", false),
+    ] {
+        let vm = fixture(name).unwrap();
+        assert_eq!(
+            vm.pointer("/spec/template/spec/evictionStrategy"),
+            Some(&json!(strategy)),
+            "{name}"
+        );
+        let volume = vm
+            .pointer("/spec/template/spec/volumes/0/name")
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_owned();
+        let text = json!({"request": vm_request(&vm)}).to_string();
+        let named = format!(r#""name":"{volume}""#);
+        assert!(text.contains(&named), "{name}");
+        let nested = text.replace(&named, &format!(r#""name":{deep}"#));
+        let answer = validate(&instance, nested.as_bytes());
+        if refused {
+            rejected_with(&answer, 422, "object: recursion limit exceeded");
+        } else {
+            assert_eq!(answer["accepted"], json!(true), "{name}: {answer}");
+        }
+        still_serving(&instance);
     }
 }

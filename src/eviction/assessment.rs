@@ -12,7 +12,6 @@ use crate::request::Operation;
 use crate::review::Review;
 use crate::settings::Settings;
 use crate::strategy::EvictionStrategy;
-use crate::view;
 use crate::vm::Vm;
 
 /// A VM as the policy reads it for V7, without the "only when it matters" economy of admission:
@@ -36,7 +35,10 @@ pub struct Assessment {
 pub fn assess(vm: &Value, settings: &Settings, cluster: &dyn Cluster) -> Assessment {
     // A VM that is not an object reads as an empty one.
     let text = vm.to_string();
-    let vm: Vm = view::parse(&text).ok().flatten().unwrap_or_default();
+    let vm: Vm = crate::vm::parse_whole(&text)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let vm = &vm;
     let namespace = vm.namespace();
     let review = Review::new(Operation::Create, settings, namespace, cluster, None);

@@ -2,6 +2,7 @@
 //! settings tell, then (the KubeVirt CR,) the instancetype, the preference, the KubeVirt CR when a
 //! reason depends on its configuration or release, the claims.
 
+use crate::listing::listed;
 use std::borrow::Cow;
 
 use serde::Serialize;
@@ -130,7 +131,7 @@ pub(super) fn findings(vm: &Vm, review: &Review) -> Findings {
         let what = instancetype.as_ref().map_or("", |(what, _)| what.as_str());
         warnings.push(format!(
             "spec.instancetype: {what} conflicts with the VM in {}; KubeVirt rejects the VM",
-            vmi.conflicts.join(", ")
+            listed(&vmi.conflicts, ", ")
         ));
     }
     let unread = std::cell::RefCell::new(Vec::new());
@@ -155,7 +156,7 @@ pub(super) fn findings(vm: &Vm, review: &Review) -> Findings {
     if !unread.is_empty() {
         found.warnings.push(format!(
             "{FIELD}: no namespace, claims not checked ({})",
-            unread.join(", ")
+            listed(&unread, ", ")
         ));
     }
     warnings.append(&mut found.warnings);

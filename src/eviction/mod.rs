@@ -5,6 +5,7 @@
 mod assessment;
 mod lookups;
 
+use crate::listing::listed;
 pub use assessment::{Assessment, assess};
 pub use lookups::StrategySource;
 use lookups::{FIELD, effective_without_lookup, findings};
@@ -67,6 +68,14 @@ pub(crate) fn validate(vm: &Vm, review: &Review, verdict: &mut Verdict) {
     }
 }
 
+/// Whether V7 (or its `fix`) may read the VM's devices, volumes and networks
+/// ([`Vm::load_later`]): not when `nonMigratable` is `ignore`, nor when the VM sets a strategy of
+/// its own other than `LiveMigrate`, which no mutation changes.
+pub(crate) fn reads_devices(vm: &Vm, settings: &Settings) -> bool {
+    settings.eviction_strategy.non_migratable != NonMigratable::Ignore
+        && crate::vm::v7_may_apply(vm.eviction_strategy())
+}
+
 /// V7's question, with the cluster read only where its answer can change the outcome: `Some`
 /// with what keeps the VM from migrating when V7 applies (`nonMigratable` is not `ignore` and the
 /// effective strategy is `LiveMigrate`), `None` otherwise.
@@ -126,7 +135,7 @@ fn supported_value(value: &Scalar, review: &Review, verdict: &mut Verdict) {
         Allowance::Kept => verdict.warn(format!("{FIELD}: kept unsupported value \"{shown}\"")),
         Allowance::Refused => verdict.reject(format!(
             "{FIELD}: unsupported value \"{shown}\" (valid: {})",
-            crate::settings::listed(allowed)
+            listed(allowed, ", ")
         )),
     }
 }

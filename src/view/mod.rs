@@ -14,10 +14,12 @@ use serde::de::{
 use serde_json::value::RawValue;
 
 mod keyed;
+mod later;
 mod scalar;
 pub(crate) mod typed;
 
 pub use keyed::Keyed;
+pub(crate) use later::Later;
 pub(crate) use scalar::{Scalar, shown};
 
 /// An object member that should hold an object.
@@ -343,6 +345,7 @@ pub(crate) fn parse_array<'a, T: Members<'a> + Default>(text: &'a str) -> Result
     Ok(list.items)
 }
 
+#[inline(never)]
 fn read<'a>(text: &'a str, slot: Slot<'_, 'a>) -> Result<(), String> {
     read_text(text, slot).map_err(|e| e.to_string())
 }
