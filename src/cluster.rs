@@ -3,7 +3,6 @@
 //! answer from plain data. The rules never know where an answer came from, and [`Lookups`] makes
 //! each call at most once per request.
 
-use crate::listing::listed;
 use std::cell::{OnceCell, RefCell};
 
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
@@ -15,6 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::configuration::Configuration;
+use crate::listing::listed;
 use crate::view::{self, typed, typed::members};
 
 /// What the policy reads of the KubeVirt CR, from one list call: the configuration (with the

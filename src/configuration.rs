@@ -2,9 +2,9 @@
 //! names it (the rest is ignored, never refused) and the release whose rules apply. The same shape
 //! reads the `kubevirt.configuration` setting and the live CR.
 
-use crate::listing::listed;
 use serde::de::IgnoredAny;
 
+use crate::listing::listed;
 pub use crate::view::Keyed;
 use crate::view::typed::members;
 

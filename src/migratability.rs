@@ -4,10 +4,10 @@
 //! adding phrases that start with the constant (`HostDeviceNotLiveMigratable: host device nic-vf`)
 //! and name the device, disk or interface. KubeVirt names the first reason; the policy names all.
 
-use crate::listing::listed;
 use serde_json::Value;
 
 use crate::configuration::{Configuration, Rules};
+use crate::listing::listed;
 use crate::reason::{Reason, ReasonKind};
 use crate::view::{self, Scalar};
 use crate::vm::{self, Disk, Interface, Vm, name_of};

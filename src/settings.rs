@@ -1,11 +1,11 @@
 //! Policy settings: serde shape, defaults and the consistency checks of `validate_settings`.
 
-use crate::listing::listed;
 use std::borrow::Cow;
 
 use kubewarden_policy_sdk::settings::Validatable;
 
 use crate::configuration::{Configuration, Rules, parse_version};
+use crate::listing::listed;
 use crate::strategy::{
     DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE,
     MAINTENANCE_STRATEGIES, is_eviction_strategy,
@@ -110,11 +110,7 @@ members!(KubevirtSettings("struct KubevirtSettings") strict {
     "configuration" => configuration,
 });
 
-/// `names` as a default list.
-fn names<const N: usize>(names: &'static [Text; N]) -> Names {
-    Cow::Borrowed(names)
-}
-
+/// The default lists, borrowed by every default `Settings`.
 static ALL_EVICTION_STRATEGIES: [Text; 4] = texts(EVICTION_STRATEGIES);
 static ALL_MAINTENANCE_STRATEGIES: [Text; 4] = texts(MAINTENANCE_STRATEGIES);
 
@@ -132,7 +128,7 @@ impl Default for EvictionSettings {
     fn default() -> Self {
         EvictionSettings {
             default: None,
-            allowed: names(&ALL_EVICTION_STRATEGIES),
+            allowed: Cow::Borrowed(&ALL_EVICTION_STRATEGIES),
             cluster_default: None,
             non_migratable: NonMigratable::Warn,
         }
@@ -142,7 +138,7 @@ impl Default for EvictionSettings {
 impl Default for KubevirtSettings {
     fn default() -> Self {
         KubevirtSettings {
-            allowed_eviction_strategies: names(&ALL_EVICTION_STRATEGIES),
+            allowed_eviction_strategies: Cow::Borrowed(&ALL_EVICTION_STRATEGIES),
             recommended_eviction_strategy: Cow::Borrowed(LIVE_MIGRATE_IF_POSSIBLE),
             require_evict_fallback: true,
             version: None,
@@ -157,7 +153,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             label_key: Cow::Borrowed(DEFAULT_LABEL_KEY),
-            allowed_strategies: names(&ALL_MAINTENANCE_STRATEGIES),
+            allowed_strategies: Cow::Borrowed(&ALL_MAINTENANCE_STRATEGIES),
             default_strategy: Cow::Borrowed(DEFAULT_MAINTENANCE_STRATEGY),
             mutate: true,
             require_label: true,

@@ -69,12 +69,15 @@ pub(crate) struct TemplateSpec<'a> {
 /// before `evictionStrategy`, `networks` and `volumes` after it.
 impl<'a> Members<'a> for TemplateSpec<'a> {
     fn slot(&mut self, key: &Cow<'a, str>) -> Slot<'_, 'a> {
-        let now = v7_may_apply(self.eviction_strategy.as_ref());
         match key.as_ref() {
             "evictionStrategy" => AsSlot::slot(&mut self.eviction_strategy),
             "domain" => AsSlot::slot(&mut self.domain),
-            "volumes" => self.volumes.slot_when(now),
-            "networks" => self.networks.slot_when(now),
+            "volumes" => self
+                .volumes
+                .slot_when(v7_may_apply(self.eviction_strategy.as_ref())),
+            "networks" => self
+                .networks
+                .slot_when(v7_may_apply(self.eviction_strategy.as_ref())),
             "architecture" => AsSlot::slot(&mut self.architecture),
             _ => Slot::Skip,
         }

@@ -47,7 +47,7 @@ fn leaf() -> impl Strategy<Value = String> {
 }
 
 /// An object of `keys` (and now and then one it does not have, or one twice), each member from
-/// `value`.
+/// `value` (the one it does not have from `value("unknownField")`: a map's entry like any other).
 fn object(
     keys: &'static [&'static str],
     value: impl Fn(&'static str) -> BoxedStrategy<String>,
@@ -64,7 +64,7 @@ fn object(
     vec(
         prop_oneof![
             9 => one,
-            1 => leaf().prop_map(|v| ("\"unknownField\"".to_owned(), v)),
+            1 => value("unknownField").prop_map(|v| ("\"unknownField\"".to_owned(), v)),
         ],
         0..5,
     )

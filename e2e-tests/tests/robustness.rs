@@ -228,6 +228,7 @@ fn the_answer_does_not_depend_on_how_the_payload_is_written() {
     ));
     objects.push(("not an object".into(), json!([1])));
     let member = |key: &str, value: &Value| format!("{}:{value}", json!(key));
+    let mut moved_strategies = 0;
     for (name, object) in &objects {
         let kind = member("kind", &kubevirt);
         let rest = [
@@ -247,6 +248,7 @@ fn the_answer_does_not_depend_on_how_the_payload_is_written() {
         for first in [true, false] {
             if let Some(moved) = strategy_written(object, first) {
                 writings.push(format!(r#"{kind},{rest},"object":{moved}"#));
+                moved_strategies += 1;
             }
         }
         let answers: Vec<String> = writings
@@ -271,6 +273,8 @@ fn the_answer_does_not_depend_on_how_the_payload_is_written() {
             assert_eq!(&answers[0], answer, "{name}: evictionStrategy moved ({at})");
         }
     }
+    // Four fixtures set a strategy (LiveMigrate, LiveMigrateIfPossible twice, a misspelt one).
+    assert_eq!(moved_strategies, 8, "every strategy written first and last");
 }
 
 /// `object`'s text with `spec.template.spec.evictionStrategy` written first (or last) in its

@@ -2,12 +2,12 @@
 //! settings tell, then (the KubeVirt CR,) the instancetype, the preference, the KubeVirt CR when a
 //! reason depends on its configuration or release, the claims.
 
-use crate::listing::listed;
 use std::borrow::Cow;
 
 use serde::Serialize;
 
 use crate::configuration::{Configuration, Rules, parse_version};
+use crate::listing::listed;
 use crate::migratability::{Context, Findings, needs, reasons_of};
 use crate::review::Review;
 use crate::settings::Settings;

@@ -5,7 +5,6 @@
 mod assessment;
 mod lookups;
 
-use crate::listing::listed;
 pub use assessment::{Assessment, assess};
 pub use lookups::StrategySource;
 use lookups::{FIELD, effective_without_lookup, findings};
@@ -14,6 +13,7 @@ use std::borrow::Cow;
 
 use crate::allowed::{Allowance, allowance};
 use crate::configuration::Rules;
+use crate::listing::listed;
 use crate::migratability::{
     Context, Findings, external_claims, names_instancetype, needs, reasons_of,
 };
