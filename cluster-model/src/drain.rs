@@ -56,17 +56,29 @@ pub enum DrainOutcome {
     /// Skipped by the drain: Harvester stops it before the drain (Shutdown-family label) and
     /// starts it again as its strategy says.
     ShutDown,
-    /// Evicted without migration: the VM stops and starts again elsewhere per its `runStrategy`.
+    /// Evicted without migration and started again elsewhere: `runStrategy: Always` (R1).
     Restart,
+    /// Evicted without migration, `runStrategy: RerunOnFailure`: it stays off after a clean
+    /// guest shutdown, and starts again only after a failure (R2).
+    MayStayOff,
+    /// Evicted without migration, and nothing starts it again: `Manual`, `Once`, `Halted`, no
+    /// VM (R3-R9).
+    StaysOff,
+    /// Evicted without migration, it would start again, but its disk is bound to the drained
+    /// node: it stays down until the node is back (R10).
+    DownUntilNodeReturns,
     /// Every eviction is denied (HTTP 429): the drain never completes.
     Blocks,
 }
 
 impl DrainOutcome {
-    pub const ALL: [DrainOutcome; 4] = [
+    pub const ALL: [DrainOutcome; 7] = [
         DrainOutcome::Migrate,
         DrainOutcome::ShutDown,
         DrainOutcome::Restart,
+        DrainOutcome::MayStayOff,
+        DrainOutcome::StaysOff,
+        DrainOutcome::DownUntilNodeReturns,
         DrainOutcome::Blocks,
     ];
 
@@ -76,8 +88,20 @@ impl DrainOutcome {
             DrainOutcome::Migrate => "Migrate",
             DrainOutcome::ShutDown => "ShutDown",
             DrainOutcome::Restart => "Restart",
+            DrainOutcome::MayStayOff => "MayStayOff",
+            DrainOutcome::StaysOff => "StaysOff",
+            DrainOutcome::DownUntilNodeReturns => "DownUntilNodeReturns",
             DrainOutcome::Blocks => "Blocks",
         }
+    }
+
+    /// Evicted without migration and possibly not back after the drain: `MayStayOff`,
+    /// `StaysOff`, `DownUntilNodeReturns`.
+    pub fn may_stay_down(self) -> bool {
+        matches!(
+            self,
+            DrainOutcome::MayStayOff | DrainOutcome::StaysOff | DrainOutcome::DownUntilNodeReturns
+        )
     }
 }
 
@@ -102,18 +126,22 @@ pub struct DrainDecision {
 ///   cluster's, else `None`), as written; an unknown value is treated like `None`, which is what
 ///   KubeVirt's eviction admission does with it (no case matches, the eviction is allowed);
 /// - `non_migratable`: why the VM cannot live-migrate (empty: it can);
-/// - `external_controller`: whether a controller that evacuates `External` VMIs is present.
+/// - `external_controller`: whether a controller that evacuates `External` VMIs is present;
+/// - `evicted`: what becomes of the VM once evicted without migration
+///   (`after_eviction` of restart.rs: its runStrategy and its disks).
 ///
 /// Order: a Pod the filter skips is `ShutDown` whatever its strategy (Harvester stops the VM
 /// before the drain); else `LiveMigrate` → `Migrate`, or `Blocks` when it cannot migrate (every
-/// eviction denied with 429); `LiveMigrateIfPossible` → `Migrate`, or `Restart` when it cannot
-/// migrate; `None` → `Restart`; `External` → `Blocks` without a controller, else `Migrate` (or
-/// `Restart` when it cannot migrate: the controller can only stop it).
+/// eviction denied with 429); `LiveMigrateIfPossible` → `Migrate`, or `evicted` when it cannot
+/// migrate; `None` → `evicted`; `External` → `Blocks` without a controller, else `Migrate` (or
+/// `Restart` when it cannot migrate: the controller can only stop it, and what it then does is
+/// its own).
 pub fn drain_outcome(
     template_labels: &Object,
     eviction_strategy: &EvictionStrategy,
     non_migratable: &[impl Display],
     external_controller: bool,
+    evicted: &DrainDecision,
 ) -> DrainDecision {
     use EvictionStrategy::{External, LiveMigrate, LiveMigrateIfPossible, Other};
     let label = template_labels.get(DEFAULT_LABEL_KEY);
@@ -141,14 +169,15 @@ pub fn drain_outcome(
             "LiveMigrateIfPossible: the eviction starts a live migration".to_owned(),
         ),
         LiveMigrateIfPossible => (
-            DrainOutcome::Restart,
+            evicted.outcome,
             format!(
-                "LiveMigrateIfPossible, cannot live-migrate ({cannot}): evicted, restarted per its runStrategy"
+                "LiveMigrateIfPossible, cannot live-migrate ({cannot}): evicted without migration; {}",
+                evicted.reason
             ),
         ),
         EvictionStrategy::None => (
-            DrainOutcome::Restart,
-            "None: evicted without migration, restarted per its runStrategy".to_owned(),
+            evicted.outcome,
+            format!("None: evicted without migration; {}", evicted.reason),
         ),
         External if !external_controller => (
             DrainOutcome::Blocks,
@@ -165,9 +194,10 @@ pub fn drain_outcome(
             ),
         ),
         Other(other) => (
-            DrainOutcome::Restart,
+            evicted.outcome,
             format!(
-                "unknown eviction strategy {other:?}: KubeVirt does not start such a VMI; a running one is evicted like None"
+                "unknown eviction strategy {other:?}: KubeVirt does not start such a VMI; a running one is evicted like None; {}",
+                evicted.reason
             ),
         ),
     };
@@ -348,7 +378,7 @@ mod tests {
         GPU,
         NO_CONTROLLER,
         Restart,
-        "LiveMigrateIfPossible, cannot live-migrate (GPU gpu1): evicted, restarted per its runStrategy"
+        "LiveMigrateIfPossible, cannot live-migrate (GPU gpu1): evicted without migration; runStrategy Always (spec.runStrategy): KubeVirt starts it again"
     )]
     #[case::none_restarts(
         Some(json!("Migrate")),
@@ -357,7 +387,7 @@ mod tests {
         MIGRATABLE,
         NO_CONTROLLER,
         Restart,
-        "None: evicted without migration, restarted per its runStrategy"
+        "None: evicted without migration; runStrategy Always (spec.runStrategy): KubeVirt starts it again"
     )]
     #[case::none_restarts_whatever_the_migratability(
         Some(json!("Migrate")),
@@ -366,7 +396,7 @@ mod tests {
         GPU,
         CONTROLLER,
         Restart,
-        "None: evicted without migration, restarted per its runStrategy"
+        "None: evicted without migration; runStrategy Always (spec.runStrategy): KubeVirt starts it again"
     )]
     #[case::external_without_controller_blocks(
         Some(json!("Migrate")),
@@ -411,7 +441,7 @@ mod tests {
         MIGRATABLE,
         NO_CONTROLLER,
         Restart,
-        "unknown eviction strategy \"liveMigrate\": KubeVirt does not start such a VMI; a running one is evicted like None"
+        "unknown eviction strategy \"liveMigrate\": KubeVirt does not start such a VMI; a running one is evicted like None; runStrategy Always (spec.runStrategy): KubeVirt starts it again"
     )]
     #[case::empty_strategy_is_evicted_like_none(
         Some(json!("Migrate")),
@@ -420,7 +450,7 @@ mod tests {
         GPU,
         NO_CONTROLLER,
         Restart,
-        "unknown eviction strategy \"\": KubeVirt does not start such a VMI; a running one is evicted like None"
+        "unknown eviction strategy \"\": KubeVirt does not start such a VMI; a running one is evicted like None; runStrategy Always (spec.runStrategy): KubeVirt starts it again"
     )]
     #[case::shutdown_label_without_vm_name_is_evicted(
         Some(json!("Shutdown")),
@@ -438,7 +468,7 @@ mod tests {
         MIGRATABLE,
         NO_CONTROLLER,
         Restart,
-        "None: evicted without migration, restarted per its runStrategy (label ShutdownAndRestartAfterEnable without harvesterhci.io/vmName: the drain filter evicts the Pod)"
+        "None: evicted without migration; runStrategy Always (spec.runStrategy): KubeVirt starts it again (label ShutdownAndRestartAfterEnable without harvesterhci.io/vmName: the drain filter evicts the Pod)"
     )]
     #[case::lowercase_label_is_treated_as_migrate(
         Some(json!("shutdown")),
@@ -465,7 +495,7 @@ mod tests {
         MIGRATABLE,
         NO_CONTROLLER,
         Restart,
-        "None: evicted without migration, restarted per its runStrategy"
+        "None: evicted without migration; runStrategy Always (spec.runStrategy): KubeVirt starts it again"
     )]
     fn drain_outcomes(
         #[case] label: Option<serde_json::Value>,
@@ -477,11 +507,17 @@ mod tests {
         #[case] reason: &str,
     ) {
         let labels = labels(label, vm_name);
+        // What `restart::after_eviction` says of `runStrategy: Always` (R1).
+        let always = DrainDecision {
+            outcome: Restart,
+            reason: "runStrategy Always (spec.runStrategy): KubeVirt starts it again".to_owned(),
+        };
         let got = drain_outcome(
             &labels,
             &EvictionStrategy::parse(strategy),
             reasons,
             external,
+            &always,
         );
         let want = DrainDecision {
             outcome: want_outcome,
@@ -501,7 +537,15 @@ mod tests {
         }
         assert_eq!(
             DrainOutcome::ALL.map(DrainOutcome::as_str),
-            ["Migrate", "ShutDown", "Restart", "Blocks"]
+            [
+                "Migrate",
+                "ShutDown",
+                "Restart",
+                "MayStayOff",
+                "StaysOff",
+                "DownUntilNodeReturns",
+                "Blocks"
+            ]
         );
     }
 }

@@ -4,9 +4,11 @@
 //! (`eviction::Assessment`), here over a cluster held in memory ([`objects`]); this crate never
 //! admits anything.
 
+pub mod affinity;
 pub mod drain;
 pub mod maintenance;
 pub mod objects;
+pub mod restart;
 pub mod upgrade;
 
 /// A JSON object, as the cluster's objects are read.

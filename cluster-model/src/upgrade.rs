@@ -10,11 +10,16 @@
 //! The eviction goes through the same webhook as a drain (`pod-eviction-admitter.go` 138-160):
 //! `LiveMigrate` and not migratable is refused, at every batch; `LiveMigrate(IfPossible)` and
 //! migratable is marked for evacuation and migrated; `External` is marked for evacuation and left
-//! to its controller; anything else is evicted: the VM restarts per its `runStrategy`.
+//! to its controller; anything else is evicted: the guest is shut down, and the VM's
+//! `runStrategy` decides whether it starts again (`crate::restart`, R1-R9; the update does not
+//! drain a node, so a disk bound to the node does not keep it down).
 
 use serde::Serialize;
 use serde_json::Value;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
+
+use crate::drain::DrainOutcome;
+use crate::restart::{RunStrategy, by_run_strategy};
 
 /// `batchEvictionSize`'s default (`defaultBatchDeletionCount`, workload-updater.go:61).
 pub const DEFAULT_BATCH_SIZE: u64 = 10;
@@ -28,8 +33,13 @@ pub const DEFAULT_PARALLEL_MIGRATIONS: u64 = 5;
 pub enum UpdateOutcome {
     /// Live-migrated to a new launcher.
     Migrate,
-    /// Evicted: the VM stops and starts again (per its `runStrategy`) on a new launcher.
+    /// Evicted: the VM starts again on a new launcher (`runStrategy: Always`, R1).
     Restart,
+    /// Evicted, `runStrategy: RerunOnFailure`: off after a clean guest shutdown, started again
+    /// only after a failure (R2).
+    MayStayOff,
+    /// Evicted, and nothing starts it again (`Manual`, `Once`, `Halted`, no VM: R3-R9).
+    StaysOff,
     /// Its eviction is refused (429) at every batch, forever: it stays outdated.
     Blocks,
     /// Marked for evacuation; only an external controller moves it.
@@ -109,7 +119,11 @@ pub struct VmiUpdate {
     pub eviction_strategy: Option<EvictionStrategy>,
     /// Why, in words.
     pub reasons: Vec<String>,
-    /// For `Restart`: the strategy of the VMI started again (the VM's, else the cluster's).
+    /// For a VMI evicted without migration: the VM's runStrategy and the field it was read
+    /// from, which decide whether it starts again (R1-R9).
+    pub run_strategy: Option<RunStrategy>,
+    /// For `Restart` and `MayStayOff`: the strategy of the VMI started again (the VM's, else the
+    /// cluster's).
     pub after_restart: Option<EvictionStrategy>,
     /// Whether it goes through the eviction batches.
     #[serde(skip)]
@@ -158,6 +172,7 @@ pub fn decide(vmi: &Value, vm: Option<&Value>, updater: &Updater) -> VmiUpdate {
         outcome: UpdateOutcome::StaysOutdated,
         eviction_strategy: strategy.clone(),
         reasons: Vec::new(),
+        run_strategy: None,
         after_restart: None,
         evicted: false,
     };
@@ -194,19 +209,27 @@ pub fn decide(vmi: &Value, vm: Option<&Value>, updater: &Updater) -> VmiUpdate {
             UpdateOutcome::Evacuate,
             "evicted in a batch: External: marked for evacuation (429), an external controller must move it".to_owned(),
         ),
-        (_, migratable) => (
-            UpdateOutcome::Restart,
-            match migratable {
+        (_, migratable) => {
+            let run_strategy = RunStrategy::of(vm);
+            let (outcome, after) = by_run_strategy(&run_strategy);
+            update.run_strategy = Some(run_strategy);
+            let why = match migratable {
                 Err(why) if strategy == Some(EvictionStrategy::LiveMigrateIfPossible) => {
-                    format!("evicted in a batch: LiveMigrateIfPossible, {why}: stopped and started again per its runStrategy")
+                    format!("evicted in a batch: LiveMigrateIfPossible, {why}: stopped; {after}")
                 }
-                _ => format!("evicted in a batch: {shown}: stopped and started again per its runStrategy"),
-            },
-        ),
+                _ => format!("evicted in a batch: {shown}: stopped; {after}"),
+            };
+            let outcome = match outcome {
+                DrainOutcome::Restart => UpdateOutcome::Restart,
+                DrainOutcome::MayStayOff => UpdateOutcome::MayStayOff,
+                _ => UpdateOutcome::StaysOff,
+            };
+            (outcome, why)
+        }
     };
     update.outcome = outcome;
     update.reasons.push(why);
-    if outcome == UpdateOutcome::Restart {
+    if matches!(outcome, UpdateOutcome::Restart | UpdateOutcome::MayStayOff) {
         // A VMI started again from its VM gets the VM's strategy, else the cluster's
         // (`pkg/defaults/defaults.go` setDefaultEvictionStrategy).
         update.after_restart = vm
@@ -283,7 +306,10 @@ pub fn preview(
     let never = updates.iter().any(|u| match u.outcome {
         UpdateOutcome::Blocks | UpdateOutcome::StaysOutdated => true,
         UpdateOutcome::Evacuate => !external_controller,
-        UpdateOutcome::Migrate | UpdateOutcome::Restart => false,
+        UpdateOutcome::Migrate
+        | UpdateOutcome::Restart
+        | UpdateOutcome::MayStayOff
+        | UpdateOutcome::StaysOff => false,
     });
     let migrations = updates
         .iter()

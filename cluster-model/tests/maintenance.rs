@@ -538,6 +538,8 @@ struct World {
     volumes: Vec<Value>,
     replicas: Vec<Value>,
     longhorn: bool,
+    claims: Vec<Value>,
+    persistent_volumes: Vec<Value>,
 }
 
 impl World {
@@ -550,6 +552,8 @@ impl World {
             volumes: Vec::new(),
             replicas: Vec::new(),
             longhorn: true,
+            claims: Vec::new(),
+            persistent_volumes: Vec::new(),
         }
     }
 
@@ -593,6 +597,8 @@ impl World {
                 replicas: &self.replicas,
             }),
             external_controller: false,
+            claims: &self.claims,
+            persistent_volumes: &self.persistent_volumes,
         };
         preview(node, force, &objects, &predict_nothing)
     }
@@ -658,6 +664,44 @@ fn step3_not_forced() {
             w.vms.retain(|v| v["metadata"]["name"] != "gone");
             w
         }, Outcome::NeverCompletes, vec![("ns/a", ShutDown, Some(Restart::Never))]),
+        ("R11 (MC:93-102, VC:1088-1114): AfterEnable, runStrategy Manual: set back to Manual, not started", {
+            let mut w = World::new();
+            w.add("e", "n1", Some(E), Some(E), Some(E)).add("d", "n1", Some(D), Some(D), Some(D));
+            for vm in &mut w.vms {
+                vm["spec"]["runStrategy"] = json!("Manual");
+            }
+            w
+        }, Outcome::Completes, vec![
+            ("ns/d", ShutDown, Some(Restart::Never)), ("ns/e", ShutDown, Some(Restart::Never))]),
+        ("R11: the annotation decides: Manual kept there, Once and Always started", {
+            let mut w = World::new();
+            w.add("a", "n1", Some(E), Some(E), Some(E)).add("m", "n1", Some(E), Some(E), Some(E))
+             .add("o", "n1", Some(D), Some(D), Some(D));
+            let stored = ["Always", "Manual", "Once"];
+            for (vm, stored) in w.vms.iter_mut().zip(stored) {
+                vm["metadata"]["annotations"]["harvesterhci.io/vmRunStrategy"] = json!(stored);
+                vm["spec"]["runStrategy"] = json!("Manual");
+            }
+            w
+        }, Outcome::Completes, vec![
+            ("ns/a", ShutDown, Some(Restart::AfterEnable)), ("ns/m", ShutDown, Some(Restart::Never)),
+            ("ns/o", ShutDown, Some(Restart::AfterDisable))]),
+        ("D6 with R2 and R10: evicted without migration, by runStrategy and a disk bound to the node", {
+            let mut w = World::new();
+            w.add("always", "n1", None, None, None).add("local", "n1", None, None, None)
+             .add("rerun", "n1", None, None, None);
+            for vmi in &mut w.vmis {
+                vmi["spec"]["evictionStrategy"] = json!("None");
+            }
+            w.vms[0]["spec"]["runStrategy"] = json!("Always");
+            w.vmis[1]["spec"]["volumes"] = json!([{"name": "root", "persistentVolumeClaim": {"claimName": "root"}}]);
+            w.claims.push(json!({"metadata": {"namespace": "ns", "name": "root"}, "spec": {"volumeName": "pv-n1"}}));
+            w.persistent_volumes.push(json!({"metadata": {"name": "pv-n1"}, "spec": {"nodeAffinity": {"required": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]}]}}}}));
+            w
+        }, Outcome::Completes, vec![
+            ("ns/always", DrainOutcome::Restart, None), ("ns/local", DrainOutcome::DownUntilNodeReturns, None),
+            ("ns/rerun", DrainOutcome::MayStayOff, None)]),
         ("derived NV:132-147: the last available node: stopped, then the cordon fails forever", {
             let mut w = World::new();
             let mut n2 = ready("n2");
@@ -798,6 +842,7 @@ fn missing_condition_is_migratable_and_the_prediction_is_shown() {
         pods: &w.pods,
         longhorn: None,
         external_controller: false,
+        ..Objects::default()
     };
     let predict = |_: &Value| Assessment {
         eviction_strategy: Some(EvictionStrategy::LiveMigrate),
@@ -829,6 +874,8 @@ impl World {
             volumes: self.volumes.clone(),
             replicas: self.replicas.clone(),
             longhorn: self.longhorn,
+            claims: self.claims.clone(),
+            persistent_volumes: self.persistent_volumes.clone(),
         }
     }
 }

@@ -40,7 +40,7 @@ fn vmi(name: &str, own: Option<&str>, condition: Option<&str>) -> Value {
 fn vm(name: &str, own: Option<&str>) -> Value {
     json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
            "metadata": {"name": name, "namespace": "team"},
-           "spec": {"template": {"spec": {"evictionStrategy": own}}}})
+           "spec": {"runStrategy": "Always", "template": {"spec": {"evictionStrategy": own}}}})
 }
 
 /// One VMI: the update methods, the cluster's strategy, the VMI's own and its condition, its
@@ -83,7 +83,7 @@ fn vm(name: &str, own: Option<&str>) -> Value {
     NOT_MIGRATABLE,
     Some("LiveMigrateIfPossible"),
     Restart,
-    "evicted in a batch: LiveMigrateIfPossible, LiveMigratable=False (HostDeviceNotLiveMigratable): stopped and started again per its runStrategy",
+    "evicted in a batch: LiveMigrateIfPossible, LiveMigratable=False (HostDeviceNotLiveMigratable): stopped; runStrategy Always (spec.runStrategy): KubeVirt starts it again",
     Some("LiveMigrateIfPossible")
 )]
 #[case::none_restarts_under_the_cluster_strategy_after(
@@ -93,7 +93,7 @@ fn vm(name: &str, own: Option<&str>) -> Value {
     MIGRATABLE,
     None,
     Restart,
-    "evicted in a batch: None: stopped and started again per its runStrategy",
+    "evicted in a batch: None: stopped; runStrategy Always (spec.runStrategy): KubeVirt starts it again",
     Some("LiveMigrateIfPossible")
 )]
 #[case::no_strategy_restarts(
@@ -103,7 +103,7 @@ fn vm(name: &str, own: Option<&str>) -> Value {
     NOT_MIGRATABLE,
     None,
     Restart,
-    "evicted in a batch: no eviction strategy: stopped and started again per its runStrategy",
+    "evicted in a batch: no eviction strategy: stopped; runStrategy Always (spec.runStrategy): KubeVirt starts it again",
     None
 )]
 #[case::evict_only_migratable_is_migrated_by_the_webhook(
@@ -193,7 +193,9 @@ fn the_update_counts_batches_and_completion() {
         vmi("x1", Some("External"), NOT_MIGRATABLE),
         stopped,
     ];
-    let got = preview(&vmis, &[], &updater, false);
+    // r3 has no VM: nothing starts it again (R8).
+    let vms = [vm("r1", None), vm("r2", None)];
+    let got = preview(&vmis, &vms, &updater, false);
     let names: Vec<(&str, UpdateOutcome)> = got
         .vmis
         .iter()
@@ -206,7 +208,7 @@ fn the_update_counts_batches_and_completion() {
             ("m2", Migrate),
             ("r1", Restart),
             ("r2", Restart),
-            ("r3", Restart),
+            ("r3", StaysOff),
             ("x1", Evacuate)
         ]
     );

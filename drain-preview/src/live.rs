@@ -37,7 +37,7 @@ const fn kind(api_version: &'static str, kind: &'static str, plural: &'static st
 const INSTANCETYPES: &str = "instancetype.kubevirt.io/v1beta1";
 
 /// What the previews read, in this order.
-const KINDS: [Kind; 12] = [
+const KINDS: [Kind; 13] = [
     Kind {
         cluster_wide: true,
         ..kind("kubevirt.io/v1", "KubeVirt", "kubevirts")
@@ -57,6 +57,10 @@ const KINDS: [Kind; 12] = [
         ..kind("v1", "Node", "nodes")
     },
     kind("v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
+    Kind {
+        namespaced: false,
+        ..kind("v1", "PersistentVolume", "persistentvolumes")
+    },
     Kind {
         namespaced: false,
         ..kind(

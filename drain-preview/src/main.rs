@@ -2,8 +2,9 @@
 //! cluster dump (`kubectl get vm,kubevirt,pvc -A -o json`), and what the policy says about each
 //! VM today, judged on the real `policy.wasm` as Kubewarden's audit scanner would.
 //!
-//! Exit code: 0 when no VM blocks a drain, 2 when some VM would block one (or could not be
-//! judged), 1 on bad input (a file that cannot be read or parsed, settings the policy refuses).
+//! Exit code: 0 when no VM blocks a drain and every VM evicted comes back, 2 when some VM would
+//! block one (or could not be judged), 3 when none blocks but some VM evicted without migration
+//! may stay off or down, 1 on bad input (a file that cannot be read or parsed, settings the policy refuses).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,7 +21,7 @@ use serde_json::json;
 ///
 /// Input: the output of `kubectl get vm,kubevirt,pvc -A -o json` (or `-o yaml`), one or more
 /// files; other kinds are ignored. Exit code: 0 when no VM blocks a drain, 2 when some would
-/// (or could not be judged), 1 on bad input.
+/// (or could not be judged), 3 when none blocks but some VM may stay off or down, 1 on bad input.
 #[derive(Parser, Debug)]
 #[command(name = "drain-preview", version)]
 struct Args {

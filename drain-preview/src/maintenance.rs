@@ -22,6 +22,8 @@ pub struct Extra {
     pub pods: Vec<Value>,
     pub volumes: Vec<Value>,
     pub replicas: Vec<Value>,
+    /// `v1` PersistentVolumes: a disk only one node can mount (R10).
+    pub persistent_volumes: Vec<Value>,
 }
 
 impl Extra {
@@ -35,6 +37,7 @@ impl Extra {
             let list = match (api_version, kind) {
                 (Some("v1"), Some("Node")) => &mut extra.nodes,
                 (Some("v1"), Some("Pod")) => &mut extra.pods,
+                (Some("v1"), Some("PersistentVolume")) => &mut extra.persistent_volumes,
                 (Some(v), Some("VirtualMachineInstance")) if v.starts_with("kubevirt.io/") => {
                     &mut extra.vmis
                 }
@@ -45,6 +48,19 @@ impl Extra {
             list.push(item.clone());
         }
         extra
+    }
+
+    /// Running VMIs and bound claims without the PersistentVolumes they are bound to: R10 is
+    /// not checked.
+    pub fn missing_disks(&self, dump: &Dump) -> Option<String> {
+        let bound = dump
+            .pvcs
+            .iter()
+            .any(|c| c.pointer("/spec/volumeName").is_some());
+        let running = !self.vmis.is_empty();
+        (running && bound && self.persistent_volumes.is_empty()).then(|| {
+            "no PersistentVolumes in the input: a disk bound to one node (DownUntilNodeReturns) is not checked".to_owned()
+        })
     }
 
     /// What the dump lacks, in words (never guessed).
@@ -85,8 +101,8 @@ pub struct Request<'a> {
     pub width: u16,
 }
 
-/// The preview's text and exit code (0 completes, 2 refused or never completes); `Err` for bad
-/// input (exit 1).
+/// The preview's text and exit code (0 completes, 2 refused or never completes, 3 completes but
+/// some VM evicted without migration may stay off or down); `Err` for bad input (exit 1).
 pub fn run(sources: &[Source], request: &Request) -> Result<(String, u8), String> {
     let dump = Dump::from_sources(sources);
     let extra = Extra::from_sources(sources);
@@ -115,16 +131,20 @@ pub fn run(sources: &[Source], request: &Request) -> Result<(String, u8), String
         pods: &extra.pods,
         longhorn,
         external_controller: request.external_controller,
+        claims: &dump.pvcs,
+        persistent_volumes: &extra.persistent_volumes,
     };
     let mut asked = preview(request.node, request.force, &objects, &predict);
     let mut notes = dump.notes.clone();
     notes.extend(extra.missing());
+    notes.extend(extra.missing_disks(&dump));
     notes.append(&mut asked.notes);
     asked.notes = notes;
-    let code = if asked.outcome == Outcome::Completes {
-        0
-    } else {
-        2
+    let stays_down = asked.vms.iter().any(|v| v.outcome.may_stay_down());
+    let code = match asked.outcome {
+        Outcome::Completes if stays_down => 3,
+        Outcome::Completes => 0,
+        _ => 2,
     };
     let text = if request.json {
         let mut text = serde_json::to_string_pretty(&asked).map_err(|e| e.to_string())?;
@@ -245,6 +265,13 @@ fn acted(asked: &Preview, width: u16, text: &mut String) {
         let vms = if n == 1 { "VM" } else { "VMs" };
         text.push_str(&format!("{n} {vms}: {}\n", counts.join(", ")));
     }
+    let down: Vec<String> = asked
+        .vms
+        .iter()
+        .filter(|v| v.outcome.may_stay_down())
+        .map(|v| format!("{}/{}: {}", v.namespace, v.name, v.outcome))
+        .collect();
+    section("May stay off or down after the maintenance", &down, text);
     let stays: Vec<String> = asked
         .vms
         .iter()

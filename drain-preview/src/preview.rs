@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cluster_model::drain::drain_outcome;
+use cluster_model::restart::{Disks, RunStrategy, after_eviction, node_bound};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use policy_host::{Cluster, Evaluation, PolicyHost};
 use serde_json::{Value, json};
@@ -46,8 +47,9 @@ pub struct Options<'a> {
     pub namespace: Option<&'a str>,
 }
 
-/// The preview's text and exit code: 0 when no VM blocks a drain, 2 when some VM would (or
-/// could not be judged); `Err` for bad input (exit 1).
+/// The preview's text and exit code: 0 when no VM blocks a drain and every VM evicted comes
+/// back, 2 when some VM would block it (or could not be judged), 3 when none blocks but some VM
+/// evicted without migration may stay off or down after it; `Err` for bad input (exit 1).
 pub fn drain(
     sources: &[Source],
     host: &PolicyHost,
@@ -66,10 +68,14 @@ pub fn drain(
     }
     let policy = policy_settings(settings).map_err(|e| refused(options.settings_path, &e))?;
     let extra = Extra::from_sources(sources);
+    if let Some(note) = extra.missing_disks(&dump) {
+        eprintln!("{program}: note: {note}");
+    }
     let view = View {
         policy: &policy,
         dump: &dump_cluster(&dump),
         running: Running::new(&extra),
+        disks: Disks::new(&dump.pvcs, &extra.persistent_volumes, &extra.nodes),
         cluster_strategy: dump
             .kubevirts
             .first()
@@ -117,8 +123,14 @@ pub fn drain(
     } else {
         crate::report::table(&rows, options.width)
     };
-    let blocks = rows.iter().any(Row::may_block);
-    Ok((text, if blocks { 2 } else { 0 }))
+    let code = if rows.iter().any(Row::may_block) {
+        2
+    } else if rows.iter().any(Row::may_stay_down) {
+        3
+    } else {
+        0
+    };
+    Ok((text, code))
 }
 
 /// The answer on stdout. A closed pipe (`| head`) is not an error of the input.
@@ -234,6 +246,8 @@ struct View<'a> {
     policy: &'a Settings,
     dump: &'a DumpCluster<'a>,
     running: Running<'a>,
+    /// Claims, PersistentVolumes and Nodes: a disk only the drained node can mount (R10).
+    disks: Disks<'a>,
     /// The KubeVirt CR's `spec.configuration.evictionStrategy`.
     cluster_strategy: Option<&'a str>,
 }
@@ -309,6 +323,7 @@ fn judge(
     };
     let mut assessment = assess(vm, view.policy, view.dump);
     row.notes = std::mem::take(&mut assessment.warnings);
+    let run_strategy = RunStrategy::of(Some(vm));
     match view.running.vmi(&namespace, name.unwrap_or_default()) {
         Some(vmi) => judge_vmi(
             &mut row,
@@ -317,6 +332,7 @@ fn judge(
             template_labels,
             view,
             external_controller,
+            run_strategy,
         ),
         None => {
             let strategy = assessment
@@ -327,7 +343,9 @@ fn judge(
                 &strategy,
                 &assessment.reasons,
                 external_controller,
+                &after_eviction(&run_strategy, None),
             );
+            row.run_strategy = Some(run_strategy);
             row.eviction_strategy = Some(strategy);
             row.eviction_strategy_source = Some(assessment.source.as_str());
             row.reasons = assessment.reasons.iter().map(ToString::to_string).collect();
@@ -347,11 +365,17 @@ fn judge_vmi(
     template_labels: &Object,
     view: &View,
     external_controller: bool,
+    run_strategy: RunStrategy,
 ) {
     let (strategy, source) = vmi.eviction_strategy(view.cluster_strategy);
     let reasons = vmi.not_migratable();
     let labels = vmi.pod_labels.unwrap_or(template_labels);
-    let decision = drain_outcome(labels, &strategy, &reasons, external_controller);
+    let bound = vmi
+        .node
+        .and_then(|node| node_bound(vmi.vmi, node, &view.disks));
+    let evicted = after_eviction(&run_strategy, bound.as_deref());
+    let decision = drain_outcome(labels, &strategy, &reasons, external_controller, &evicted);
+    row.run_strategy = Some(run_strategy);
     row.running = true;
     row.node = vmi.node.map(str::to_owned);
     row.eviction_strategy = Some(strategy);

@@ -1,6 +1,7 @@
 //! The rows, the table that fits a width, and the summary by outcome.
 
 use cluster_model::drain::DrainOutcome;
+use cluster_model::restart::RunStrategy;
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width, presets};
 use serde::Serialize;
 use serde_json::Value;
@@ -28,6 +29,9 @@ pub struct Row {
     /// Why the VM cannot live-migrate (empty: it can): the VMI's condition for a running VM,
     /// the policy's reasons otherwise.
     pub reasons: Vec<String>,
+    /// The VM's runStrategy and the field it was read from: what follows an eviction without
+    /// migration (`null` when the VM could not be judged).
+    pub run_strategy: Option<RunStrategy>,
     /// `null` when the VM could not be judged (see `error`).
     pub outcome: Option<DrainOutcome>,
     /// The outcome in words.
@@ -100,6 +104,7 @@ impl Row {
             eviction_strategy: None,
             eviction_strategy_source: None,
             reasons: Vec::new(),
+            run_strategy: None,
             outcome: None,
             why: None,
             prediction: None,
@@ -112,6 +117,11 @@ impl Row {
     /// Blocks a drain, or might (not judged).
     pub fn may_block(&self) -> bool {
         matches!(self.outcome, None | Some(DrainOutcome::Blocks))
+    }
+
+    /// Evicted without migration and possibly not back after the drain.
+    pub fn may_stay_down(&self) -> bool {
+        self.outcome.is_some_and(DrainOutcome::may_stay_down)
     }
 }
 
@@ -238,8 +248,9 @@ pub fn table(rows: &[Row], width: u16) -> String {
     text
 }
 
-/// `12 VMs: 5 Migrate, 3 ShutDown, 2 Restart, 2 Blocks`, then a line per VM that blocks, the VMs
-/// that could not be judged, the policy's warnings and what was not checked.
+/// `12 VMs: 5 Migrate, 3 ShutDown, 2 Restart, 0 MayStayOff, 0 StaysOff, 0 DownUntilNodeReturns,
+/// 2 Blocks`, then a line per VM that blocks, per VM that may stay off or down, the VMs that
+/// could not be judged, the policy's warnings and what was not checked.
 pub fn summary(rows: &[Row]) -> String {
     let count =
         |outcome: Option<DrainOutcome>| rows.iter().filter(|r| r.outcome == outcome).count();
@@ -267,6 +278,20 @@ pub fn summary(rows: &[Row]) -> String {
         rows.iter()
             .filter(|r| r.outcome == Some(DrainOutcome::Blocks))
             .map(|r| of(r, r.why.as_deref().unwrap_or_default()))
+            .collect(),
+        &mut text,
+    );
+    section(
+        "May stay off or down after the drain",
+        rows.iter()
+            .filter(|r| r.may_stay_down())
+            .map(|r| {
+                let outcome = r.outcome.map(DrainOutcome::as_str).unwrap_or_default();
+                of(
+                    r,
+                    &format!("{outcome}: {}", r.why.as_deref().unwrap_or_default()),
+                )
+            })
             .collect(),
         &mut text,
     );

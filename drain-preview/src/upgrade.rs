@@ -7,7 +7,8 @@ use comfy_table::{ContentArrangement, Table, presets};
 use crate::input::{Dump, Source};
 use crate::maintenance::Extra;
 
-/// The preview's text and exit code (0 completes, 2 never completes); `Err` for bad input.
+/// The preview's text and exit code (0 completes, 2 never completes, 3 completes but some VMI
+/// evicted may stay off); `Err` for bad input.
 pub fn run(
     sources: &[Source],
     external_controller: bool,
@@ -18,7 +19,14 @@ pub fn run(
     let extra = Extra::from_sources(sources);
     let updater = Updater::of(dump.kubevirts.first()).map_err(|e| format!("KubeVirt CR: {e}"))?;
     let preview = preview(&extra.vmis, &dump.vms, &updater, external_controller);
+    let stays_off = preview.vmis.iter().any(|v| {
+        matches!(
+            v.outcome,
+            UpdateOutcome::MayStayOff | UpdateOutcome::StaysOff
+        )
+    });
     let code = match preview.outcome {
+        Completion::Completes if stays_off => 3,
         Completion::Completes => 0,
         Completion::NeverCompletes => 2,
     };
@@ -44,7 +52,9 @@ fn table(preview: &UpgradePreview, no_cr: bool, width: u16) -> String {
             .as_ref()
             .map_or("-".to_owned(), ToString::to_string);
         let mut why = vmi.reasons.join("\n");
-        if let (UpdateOutcome::Restart, Some(after)) = (vmi.outcome, &vmi.after_restart) {
+        if let (UpdateOutcome::Restart | UpdateOutcome::MayStayOff, Some(after)) =
+            (vmi.outcome, &vmi.after_restart)
+        {
             why.push_str(&format!("\nruns under {after} after the restart"));
         }
         table.add_row([
@@ -71,6 +81,23 @@ fn table(preview: &UpgradePreview, no_cr: bool, width: u16) -> String {
         "Migrations: {} (at most {} at a time). Evictions: {} in {} batches of {} every {} s (at least {} s).\n",
         m.count, m.parallel, e.count, e.batches, e.batch_size, e.interval_seconds, e.minimum_seconds
     ));
+    let off: Vec<String> = preview
+        .vmis
+        .iter()
+        .filter(|v| {
+            matches!(
+                v.outcome,
+                UpdateOutcome::MayStayOff | UpdateOutcome::StaysOff
+            )
+        })
+        .map(|v| format!("{}/{} ({:?})", v.namespace, v.name, v.outcome))
+        .collect();
+    if !off.is_empty() {
+        text.push_str(&format!(
+            "May stay off after its eviction: {}.\n",
+            off.join(", ")
+        ));
+    }
     text.push_str(match preview.outcome {
         Completion::Completes => "Outcome: Completes: every VMI reaches a new launcher.",
         Completion::NeverCompletes => {

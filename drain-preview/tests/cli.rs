@@ -160,7 +160,7 @@ fn sample_dump_table() {
     }
     let want = std::fs::read_to_string(&golden).unwrap_or_default();
     assert_eq!(stdout(&output), want, "{}", golden.display());
-    assert!(want.contains("\nSummary: 14 VMs: 4 Migrate, 3 ShutDown, 3 Restart, 4 Blocks\n"));
+    assert!(want.contains("\nSummary: 14 VMs: 4 Migrate, 3 ShutDown, 3 Restart, 0 MayStayOff, 0 StaysOff, 0 DownUntilNodeReturns, 4 Blocks\n"));
     assert!(
         want.lines()
             .all(|l| l.chars().count() <= 120 || l.starts_with("  "))
@@ -334,26 +334,33 @@ fn empty_list() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(
         stdout(&output),
-        "No VirtualMachine in the input.\n\nSummary: 0 VMs: 0 Migrate, 0 ShutDown, 0 Restart, 0 Blocks\n"
+        "No VirtualMachine in the input.\n\nSummary: 0 VMs: 0 Migrate, 0 ShutDown, 0 Restart, 0 MayStayOff, 0 StaysOff, 0 DownUntilNodeReturns, 0 Blocks\n"
     );
     let output = run(&[path, "--output", "json"]);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout(&output), "[]\n");
 }
 
-/// Only VMs that block set exit code 2; the other kinds of a dump are ignored; YAML works too.
+/// Only VMs that block set exit code 2, VMs that may stay off or down 3 (docs/rules.md R2-R10);
+/// the other kinds of a dump are ignored; YAML works too.
 #[test]
 fn exit_code_follows_the_outcomes() {
     let dir = scratch("exit");
     let vm = |name: &str, strategy: &str, label: &str| {
         json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
                "metadata": {"name": name, "namespace": "team", "labels": {K: label}},
-               "spec": {"template": {"metadata": {"labels": {K: label, "harvesterhci.io/vmName": name}},
+               "spec": {"runStrategy": "Always", "template": {"metadata": {"labels": {K: label, "harvesterhci.io/vmName": name}},
                         "spec": {"evictionStrategy": strategy, "domain": {"devices": {
                             "hostDevices": [{"name": "vf", "deviceName": "intel.com/vf"}],
                             "interfaces": [{"name": "default", "masquerade": {}}]}},
                             "networks": [{"name": "default", "pod": {}}]}}}})
     };
+    let with_run = |mut vm: Value, run: &str| {
+        vm["spec"]["runStrategy"] = json!(run);
+        vm
+    };
+    let rerun = |vm: Value| with_run(vm, "RerunOnFailure");
+    let manual = |vm: Value| with_run(vm, "Manual");
     let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "team"}});
     let cases = [
         (
@@ -363,6 +370,12 @@ fn exit_code_follows_the_outcomes() {
         ),
         (vec![vm("a", "LiveMigrate", "Shutdown")], 0, "ShutDown"),
         (vec![vm("a", "LiveMigrate", "Migrate")], 2, "Blocks"),
+        (vec![rerun(vm("a", "None", "Migrate"))], 3, "MayStayOff"),
+        (
+            vec![manual(vm("a", "LiveMigrateIfPossible", "Migrate"))],
+            3,
+            "StaysOff",
+        ),
     ];
     for (items, code, outcome) in cases {
         let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
@@ -413,7 +426,7 @@ fn a_vm_that_cannot_be_judged_is_reported() {
     let text = stdout(&output);
     assert!(
         text.contains(
-            "\nSummary: 3 VMs: 1 Migrate, 0 ShutDown, 0 Restart, 0 Blocks, 2 not judged\n"
+            "\nSummary: 3 VMs: 1 Migrate, 0 ShutDown, 0 Restart, 0 MayStayOff, 0 StaysOff, 0 DownUntilNodeReturns, 0 Blocks, 2 not judged\n"
         ),
         "{text}"
     );

@@ -88,6 +88,7 @@ fn kind_of(path: &str) -> Option<(&'static str, Option<String>)> {
         "pods" => "Pod",
         "nodes" => "Node",
         "persistentvolumeclaims" => "PersistentVolumeClaim",
+        "persistentvolumes" => "PersistentVolume",
         "kubevirts" => "KubeVirt",
         "volumes" => "Volume",
         "replicas" => "Replica",
@@ -105,6 +106,15 @@ struct ApiServer {
 
 impl ApiServer {
     fn start(objects: Vec<Value>, status: Option<u16>) -> ApiServer {
+        ApiServer::forbidding(objects, status, None)
+    }
+
+    /// The same, answering 403 to the list of the kind `forbidden` (a plural).
+    fn forbidding(
+        objects: Vec<Value>,
+        status: Option<u16>,
+        forbidden: Option<&'static str>,
+    ) -> ApiServer {
         let server = tiny_http::Server::http("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
         let url = format!("http://{}", server.server_addr());
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -115,7 +125,16 @@ impl ApiServer {
                 if let Ok(mut log) = log.lock() {
                     log.push(line);
                 }
-                let (code, body) = answer(&objects, request.url(), status);
+                let denied = forbidden.is_some_and(|plural| {
+                    request
+                        .url()
+                        .split('?')
+                        .next()
+                        .unwrap_or_default()
+                        .ends_with(&format!("/{plural}"))
+                });
+                let (code, body) =
+                    answer(&objects, request.url(), status.or(denied.then_some(403)));
                 let header = tiny_http::Header::from_bytes("Content-Type", "application/json");
                 let mut response =
                     tiny_http::Response::from_string(body.to_string()).with_status_code(code);
@@ -149,7 +168,12 @@ fn answer(objects: &[Value], url: &str, status: Option<u16>) -> (u16, Value) {
                "message": reason, "reason": reason, "code": code})
     };
     if let Some(code) = status {
-        return (code, failure(code, "Unauthorized"));
+        let reason = if code == 403 {
+            "Forbidden"
+        } else {
+            "Unauthorized"
+        };
+        return (code, failure(code, reason));
     }
     let Some((kind, namespace)) = kind_of(url) else {
         return (404, failure(404, "NotFound"));
@@ -216,7 +240,7 @@ fn file_stdin_and_live_give_the_same_answers() {
         );
         assert_eq!(from_file.status.code(), live.status.code(), "{command:?}");
         assert!(
-            matches!(live.status.code(), Some(0 | 2)),
+            matches!(live.status.code(), Some(0 | 2 | 3)),
             "{command:?}: {}",
             stderr(&live)
         );
@@ -296,7 +320,8 @@ fn the_upgrade_preview_of_the_sample() {
             .map(|v| v["outcome"].clone())
     };
     assert_eq!(outcome("nfv-router-01"), Some(json!("Blocks")), "{got}");
-    assert_eq!(outcome("ml-train-01"), Some(json!("Restart")), "{got}");
+    // runStrategy RerunOnFailure: off after a clean guest shutdown (docs/rules.md R2).
+    assert_eq!(outcome("ml-train-01"), Some(json!("MayStayOff")), "{got}");
     assert_eq!(outcome("web-01"), Some(json!("Migrate")), "{got}");
     assert_eq!(got["migrations"], json!({"count": 9, "parallel": 5}));
     assert_eq!(
@@ -388,7 +413,7 @@ fn a_missing_kind_is_one_note() {
         None,
     );
     assert!(
-        matches!(output.status.code(), Some(0 | 2)),
+        matches!(output.status.code(), Some(0 | 2 | 3)),
         "{}",
         stderr(&output)
     );
@@ -433,4 +458,231 @@ fn krew_manifest() {
     for field in ["shortDescription", "description", "homepage"] {
         assert!(manifest["spec"][field].is_string(), "{field}");
     }
+}
+
+/// The dump of issue 35: four running VMIs that cannot live-migrate under
+/// `LiveMigrateIfPossible`, one per runStrategy; a migratable `None` VM whose disk only node-1
+/// can mount; a legacy `spec.running: true` VM on node-2 (docs/rules.md D5, D6, R1-R5, R10).
+fn run_strategy_dump() -> Vec<Value> {
+    let vm = |name: &str, run: Value, strategy: &str| {
+        let mut spec = json!({"template": {"metadata": {"labels": {"harvesterhci.io/maintain-mode-strategy": "Migrate"}},
+                                           "spec": {"evictionStrategy": strategy, "domain": {"devices": {}}}}});
+        if let (Some(spec), Some(run)) = (spec.as_object_mut(), run.as_object()) {
+            spec.extend(run.clone());
+        }
+        json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+               "metadata": {"name": name, "namespace": "team", "labels": {"harvesterhci.io/maintain-mode-strategy": "Migrate"}},
+               "spec": spec})
+    };
+    let vmi = |name: &str, node: &str, strategy: &str, migratable: bool, volumes: Value| {
+        let condition = if migratable {
+            json!({"type": "LiveMigratable", "status": "True"})
+        } else {
+            json!({"type": "LiveMigratable", "status": "False", "reason": "HostDeviceNotLiveMigratable", "message": "GPU gpu1"})
+        };
+        json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+               "metadata": {"name": name, "namespace": "team",
+                            "labels": {"kubevirt.io/nodeName": node, "harvesterhci.io/maintain-mode-strategy": "Migrate"},
+                            "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "name": name}]},
+               "spec": {"evictionStrategy": strategy, "volumes": volumes},
+               "status": {"phase": "Running", "nodeName": node, "conditions": [condition]}})
+    };
+    let node = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "Node",
+               "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+               "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    };
+    let mut objects = vec![
+        json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+               "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+               "spec": {"configuration": {"evictionStrategy": "LiveMigrate"},
+                        "workloadUpdateStrategy": {"workloadUpdateMethods": ["LiveMigrate", "Evict"]}}}),
+        node("node-1"),
+        node("node-2"),
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+               "metadata": {"name": "local-root", "namespace": "team"},
+               "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv-local"}}),
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-local"},
+               "spec": {"local": {"path": "/mnt/disks/vol1"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                   {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-1"]}]}]}}}}),
+    ];
+    for run in ["Always", "RerunOnFailure", "Manual", "Once"] {
+        let name = run.to_lowercase();
+        objects.push(vm(
+            &name,
+            json!({"runStrategy": run}),
+            "LiveMigrateIfPossible",
+        ));
+        objects.push(vmi(
+            &name,
+            "node-1",
+            "LiveMigrateIfPossible",
+            false,
+            json!([]),
+        ));
+    }
+    let local = json!([{"name": "root", "persistentVolumeClaim": {"claimName": "local-root"}}]);
+    objects.push(vm("local", json!({"runStrategy": "Always"}), "None"));
+    objects.push(vmi("local", "node-1", "None", true, local));
+    objects.push(vm("legacy", json!({"running": true}), "None"));
+    objects.push(vmi("legacy", "node-2", "None", true, json!([])));
+    objects
+}
+
+fn outcomes(rows: &Value, list: &str, field: &str) -> Vec<(String, String, String)> {
+    let rows = if list.is_empty() { rows } else { &rows[list] };
+    rows.as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let run = &r["runStrategy"];
+            let read = match (run["value"].as_str(), run["field"].as_str()) {
+                (Some(value), Some(field)) => format!("{value} ({field})"),
+                _ => "-".to_owned(),
+            };
+            let name = r["name"].as_str().unwrap_or_default().to_owned();
+            (name, r[field].as_str().unwrap_or_default().to_owned(), read)
+        })
+        .collect()
+}
+
+fn owned(rows: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+    rows.iter()
+        .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
+        .collect()
+}
+
+/// Issue 35's dump through the plugin, from a file and live: the drain, the upgrade and the
+/// maintenance say what each runStrategy and the node-local disk do, and exit 3 (nothing blocks,
+/// some VM may stay off or down).
+#[test]
+fn an_evicted_vm_by_its_run_strategy() {
+    let dir = scratch("run-strategy");
+    let file = dir.join("dump.json");
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": run_strategy_dump()});
+    std::fs::write(&file, list.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let file = file.to_string_lossy().into_owned();
+    let server = ApiServer::start(run_strategy_dump(), None);
+    let kubeconfig = server.kubeconfig(&dir);
+    let kubeconfig = kubeconfig.to_string_lossy().into_owned();
+    let drain = owned(&[
+        ("always", "Restart", "Always (spec.runStrategy)"),
+        ("legacy", "Restart", "Always (spec.running)"),
+        ("local", "DownUntilNodeReturns", "Always (spec.runStrategy)"),
+        ("manual", "StaysOff", "Manual (spec.runStrategy)"),
+        ("once", "StaysOff", "Once (spec.runStrategy)"),
+        (
+            "rerunonfailure",
+            "MayStayOff",
+            "RerunOnFailure (spec.runStrategy)",
+        ),
+    ]);
+    let upgrade = owned(&[
+        ("always", "Restart", "Always (spec.runStrategy)"),
+        ("legacy", "Migrate", "-"),
+        ("local", "Migrate", "-"),
+        ("manual", "StaysOff", "Manual (spec.runStrategy)"),
+        ("once", "StaysOff", "Once (spec.runStrategy)"),
+        (
+            "rerunonfailure",
+            "MayStayOff",
+            "RerunOnFailure (spec.runStrategy)",
+        ),
+    ]);
+    for source in [["-f", file.as_str()], ["--kubeconfig", kubeconfig.as_str()]] {
+        let output = run(&["drain", "-o", "json", source[0], source[1]], None);
+        assert_eq!(
+            output.status.code(),
+            Some(3),
+            "{source:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(
+            outcomes(&parsed(&output), "", "outcome"),
+            drain,
+            "{source:?}"
+        );
+        let output = run(&["upgrade", "-o", "json", source[0], source[1]], None);
+        assert_eq!(
+            output.status.code(),
+            Some(3),
+            "{source:?}: {}",
+            stderr(&output)
+        );
+        let got = parsed(&output);
+        assert_eq!(got["outcome"], "Completes");
+        assert_eq!(outcomes(&got, "vmis", "outcome"), upgrade, "{source:?}");
+    }
+    let rows = parsed(&run(&["drain", "node-1", "-o", "json", "-f", &file], None));
+    let local = rows
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["name"] == "local");
+    assert_eq!(
+        local.map(|r| r["why"].clone()),
+        Some(json!(
+            "None: evicted without migration; runStrategy Always (spec.runStrategy): KubeVirt starts it again; but claim local-root is bound to PersistentVolume pv-local, which only node node-1 can mount: it cannot start elsewhere, it stays down until the node is back"
+        ))
+    );
+    let table = run(&["drain", "-f", &file, "--width", "200"], None);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("\nSummary: 6 VMs: 0 Migrate, 0 ShutDown, 2 Restart, 1 MayStayOff, 2 StaysOff, 1 DownUntilNodeReturns, 0 Blocks\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nMay stay off or down after the drain:\n  team/local: DownUntilNodeReturns: None: evicted without migration;"), "{text}");
+    let forced = run(
+        &[
+            "maintenance",
+            "node-1",
+            "--force",
+            "-o",
+            "json",
+            "-f",
+            &file,
+        ],
+        None,
+    );
+    let got = parsed(&forced);
+    assert_eq!(got["outcome"], "Completes", "{got}");
+    assert_eq!(forced.status.code(), Some(3), "{}", stderr(&forced));
+    let local = got["vms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["name"] == "local");
+    assert_eq!(
+        local.map(|v| v["outcome"].clone()),
+        Some(json!("DownUntilNodeReturns")),
+        "{got}"
+    );
+}
+
+/// PersistentVolumes the user may not list: one note, and no VM is said to be bound to a node.
+#[test]
+fn persistent_volumes_forbidden_is_one_note() {
+    let server = ApiServer::forbidding(run_strategy_dump(), None, Some("persistentvolumes"));
+    let kubeconfig = server.kubeconfig(&scratch("pv-forbidden"));
+    let output = run(
+        &[
+            "drain",
+            "-o",
+            "json",
+            "--kubeconfig",
+            &kubeconfig.to_string_lossy(),
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let errors = stderr(&output);
+    assert!(errors.contains("note: persistentvolumes (v1): listing is forbidden for this user, what needs it is not checked"), "{errors}");
+    assert!(errors.contains("note: no PersistentVolumes in the input: a disk bound to one node (DownUntilNodeReturns) is not checked"), "{errors}");
+    let rows = parsed(&output);
+    let local = rows
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["name"] == "local");
+    assert_eq!(local.map(|r| r["outcome"].clone()), Some(json!("Restart")));
 }

@@ -5,6 +5,7 @@ use super::index::*;
 use super::outcome::*;
 use crate::Object;
 use crate::drain::{DEFAULT_LABEL_KEY, DrainAction, DrainOutcome, drain_action, drain_outcome};
+use crate::restart::{RunStrategy, after_eviction, node_bound};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use vm_maintenance_strategy::eviction::Assessment;
@@ -225,11 +226,13 @@ pub(crate) fn restart_of(label: &str, vm: Option<&Value>) -> (Restart, String) {
         );
     };
     match vm_label(vm) {
-        Some(AFTER_ENABLE) => (
+        Some(AFTER_ENABLE) => restored(
+            vm,
             Restart::AfterEnable,
             format!("VM label {AFTER_ENABLE}: started again when maintenance completes"),
         ),
-        Some(AFTER_DISABLE) => (
+        Some(AFTER_DISABLE) => restored(
+            vm,
             Restart::AfterDisable,
             format!("VM label {AFTER_DISABLE}: started again when maintenance mode is disabled"),
         ),
@@ -261,13 +264,41 @@ pub(crate) fn stale_restart(node: &str, vm: &Value) -> Option<(Restart, String)>
         Some(AFTER_DISABLE) => Restart::AfterDisable,
         _ => return None,
     };
-    Some((
+    Some(restored(
+        vm,
         restart,
         format!(
             "an earlier attempt left {NODE_NAME_ANNOTATION}={node} on the VM: its label {} decides",
             vm_label(vm).unwrap_or_default()
         ),
     ))
+}
+
+/// The runStrategy Harvester gives back to a VM it starts again (MC:93-102 after enable; after
+/// disable FM:265 asks `start`, which sets `Always`, and Harvester's VM mutator replaces it,
+/// `pkg/webhook/resources/virtualmachine/mutator.go` 176-206): the VM's
+/// `harvesterhci.io/vmRunStrategy` annotation, which Harvester's VM controller keeps equal to
+/// every runStrategy but `Halted` (`vm_controller.go` 240-262), else `RerunOnFailure`. KubeVirt
+/// starts a VM set back to `Always`, `RerunOnFailure` or `Once` (no VMI left); a `Manual` one
+/// only on a start request, which nobody sends: it stays off (R11).
+fn restored(vm: &Value, restart: Restart, why: String) -> (Restart, String) {
+    let stored = annotations_of(vm)
+        .and_then(|a| a.get(RUN_STRATEGY_ANNOTATION))
+        .and_then(Value::as_str);
+    let current = RunStrategy::of(Some(vm)).value.filter(|v| v != "Halted");
+    let run_strategy = stored
+        .map(str::to_owned)
+        .or(current)
+        .unwrap_or_else(|| "RerunOnFailure".to_owned());
+    match run_strategy.as_str() {
+        "Always" | "RerunOnFailure" | "Once" => (restart, why),
+        other => (
+            Restart::Never,
+            format!(
+                "{why}, but Harvester sets its runStrategy back to {other} ({RUN_STRATEGY_ANNOTATION}) and KubeVirt starts such a VM only on a start request: it stays off"
+            ),
+        ),
+    }
 }
 
 pub(crate) fn stopped(vmi: &Value, vm: VmRef, restart: Restart, why: String) -> VmOutcome {
@@ -340,11 +371,14 @@ pub(crate) fn drained(
             "{owner}: no VirtualMachine owns the VMI, its eviction strategy read from the VMI only"
         ));
     }
+    let bound = node_bound(vmi, node, &index.disks);
+    let evicted = after_eviction(&RunStrategy::of(vm), bound.as_deref());
     let decision = drain_outcome(
         pod_labels,
         &strategy,
         &non_migratable,
         objects.external_controller,
+        &evicted,
     );
     outcome.outcome = decision.outcome;
     outcome.reasons.push(decision.reason);

@@ -3,6 +3,7 @@
 use super::outcome::*;
 use crate::Object;
 use crate::drain::DEFAULT_LABEL_KEY;
+use crate::restart::Disks;
 use serde_json::Value;
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -67,6 +68,8 @@ pub struct Index<'a> {
     by_node: HashMap<&'a str, Vec<&'a Value>>,
     /// Launcher Pods by namespace and owning VMI name.
     pods: HashMap<(&'a str, &'a str), Vec<&'a Value>>,
+    /// Claims and PersistentVolumes by name (R10).
+    pub(crate) disks: Disks<'a>,
 }
 
 impl<'a> Index<'a> {
@@ -76,6 +79,7 @@ impl<'a> Index<'a> {
             vmis: HashMap::new(),
             by_node: HashMap::new(),
             pods: HashMap::new(),
+            disks: Disks::new(objects.claims, objects.persistent_volumes, objects.nodes),
         };
         for vm in objects.vms {
             index.vms.insert((namespace_of(vm), name_of(vm)), vm);

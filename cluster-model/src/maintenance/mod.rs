@@ -17,13 +17,12 @@
 //! node's fate from what is left on it.
 
 mod actions;
-mod affinity;
 mod index;
 mod outcome;
 mod steps;
 
+pub use crate::affinity::*;
 pub use actions::*;
-pub use affinity::*;
 pub use index::*;
 pub use outcome::*;
 pub use steps::*;

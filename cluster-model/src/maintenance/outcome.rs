@@ -13,6 +13,9 @@ pub const ETCD_LABEL: &str = "node-role.kubernetes.io/etcd";
 pub const MAINTAIN_STATUS: &str = "harvesterhci.io/maintain-status";
 /// The VM annotation that marks a VM for a restart by the node's maintenance (C:239).
 pub const NODE_NAME_ANNOTATION: &str = "harvesterhci.io/maintain-mode-strategy-node-name";
+/// The VM annotation where Harvester keeps the last runStrategy other than `Halted`
+/// (`pkg/util/constants.go:24`).
+pub const RUN_STRATEGY_ANNOTATION: &str = "harvesterhci.io/vmRunStrategy";
 /// Longhorn's namespace (C:139).
 pub const LONGHORN_NAMESPACE: &str = "longhorn-system";
 
@@ -41,6 +44,10 @@ pub struct Objects<'a> {
     pub longhorn: Option<Longhorn<'a>>,
     /// A controller evacuates `External` VMIs (as in [`drain_outcome`]).
     pub external_controller: bool,
+    /// PersistentVolumeClaims and PersistentVolumes: a VM evicted whose disk only this node can
+    /// mount stays down until the node is back (R10). Empty: not known.
+    pub claims: &'a [Value],
+    pub persistent_volumes: &'a [Value],
 }
 
 #[derive(Debug, Clone, Copy, Default)]

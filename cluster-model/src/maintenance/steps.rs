@@ -1,9 +1,9 @@
 //! The refusals: the control-plane rule (step 1), the VMs that cannot move (step 2: ND
 //! `FindNonMigratableVMS`, `CheckVMISchedulingRequirements`) and the last healthy Longhorn replica.
 
-use super::affinity::*;
 use super::index::*;
 use super::outcome::*;
+use crate::affinity::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -2,9 +2,10 @@
 //! kubectl plugin, on the live cluster (read, never written) or on saved objects (`-f FILE`,
 //! `-f -`).
 //!
-//! Exit code: 0 when nothing blocks (the drain, the maintenance, the upgrade's update completes);
-//! 2 when a VM would block the drain, the maintenance is refused or never completes, or the update
-//! never completes; 1 on bad input (a file, a kubeconfig, an unreachable or refusing API server,
+//! Exit code: 0 when nothing blocks (the drain, the maintenance, the upgrade's update completes)
+//! and every VM evicted comes back; 2 when a VM would block the drain, the maintenance is refused
+//! or never completes, or the update never completes; 3 when nothing blocks but a VM evicted
+//! without migration may stay off or down after it (docs/rules.md R1-R10); 1 on bad input (a file, a kubeconfig, an unreachable or refusing API server,
 //! settings the policy refuses).
 
 use std::path::PathBuf;

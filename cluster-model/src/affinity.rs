@@ -1,8 +1,23 @@
-//! Node selectors and node affinity as Kubernetes matches them (NA).
+//! Node selectors and node affinity as Kubernetes matches them (NA =
+//! `k8s.io/component-helpers/scheduling/corev1/nodeaffinity`, as Harvester vendors it): what
+//! Harvester's maintenance mode checks a VMI's scheduling with, and where a PersistentVolume can
+//! be mounted (restart.rs, R10). A leaf of the crate.
 
-use super::index::*;
 use crate::Object;
 use serde_json::Value;
+
+fn labels_of(object: &Value) -> Option<&Object> {
+    object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+}
+
+fn name_of(object: &Value) -> &str {
+    object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
 
 /// `labels.SelectorFromSet(nodeSelector).Matches(node labels)`: every key present with exactly
 /// that value.
