@@ -196,14 +196,28 @@ impl Spliced<'_, '_> {
     /// Whether each edit finds objects (or `null`) all along its path, following the last of
     /// duplicate keys.
     fn takes_its_edits(&self) -> bool {
-        self.members.iter().enumerate().all(|(at, (key, member))| {
-            let last = !self.members[at + 1..].iter().any(|(later, _)| later == key);
-            match member {
+        let lasts = self.last_positions(&self.edits);
+        self.members
+            .iter()
+            .enumerate()
+            .all(|(at, (key, member))| match member {
                 Member::Raw(_) => true,
-                Member::Object(inner) => !last || inner.takes_its_edits(),
-                Member::NotObject => !last,
-            }
-        })
+                Member::Object(inner) => !is_last(&lasts, key, at) || inner.takes_its_edits(),
+                Member::NotObject => !is_last(&lasts, key, at),
+            })
+    }
+
+    /// Of each key that `edits` start with, the position of its last member (the one a JSON
+    /// parser keeps): one pass over the members per edit, so an object with many members is
+    /// read in linear time. Only members named by an edit are ever asked whether they are last.
+    fn last_positions<'k>(&self, edits: &[Edit<'k>]) -> Vec<(&'k str, usize)> {
+        edits
+            .iter()
+            .filter_map(|(path, _)| {
+                let at = self.members.iter().rposition(|(key, _)| key == path[0])?;
+                Some((path[0], at))
+            })
+            .collect()
     }
 
     /// About the bytes it is written in (its members as they came, their keys): what the answer
@@ -233,6 +247,14 @@ impl Serialize for Spliced<'_, '_> {
     }
 }
 
+/// Whether the member at `at` named `key` is the last of that name, by [`Spliced::last_positions`]
+/// (a key no edit names is never asked).
+fn is_last(lasts: &[(&str, usize)], key: &str, at: usize) -> bool {
+    lasts
+        .iter()
+        .any(|(last, position)| *last == key && *position == at)
+}
+
 /// An object as it is written: with its edits applied, or as it came (an earlier duplicate).
 struct Written<'s, 'a, 'e>(&'s Spliced<'a, 'e>, bool);
 
@@ -247,16 +269,17 @@ impl Serialize for Written<'_, '_, '_> {
                 .find(|(path, _)| path == &[key])
                 .map(|(_, value)| *value)
         };
+        // Members on an edited path (objects) are named by the object's own edits, applied or
+        // not: their last one is known whatever `apply` says.
+        let lasts = object.last_positions(&object.edits);
         let mut map = serializer.serialize_map(None)?;
         for (at, (key, member)) in object.members.iter().enumerate() {
-            let last = !object.members[at + 1..]
-                .iter()
-                .any(|(later, _)| later == key);
-            match (set(key).filter(|_| last), member) {
+            let last = || is_last(&lasts, key, at);
+            match (set(key).filter(|_| last()), member) {
                 (Some(value), _) => map.serialize_entry(key, value)?,
                 (None, Member::Raw(raw)) => map.serialize_entry(key, raw)?,
                 (None, Member::Object(inner)) => {
-                    map.serialize_entry(key, &Written(inner, apply && last))?
+                    map.serialize_entry(key, &Written(inner, apply && last()))?
                 }
                 // An earlier duplicate (`takes_its_edits`): left out.
                 (None, Member::NotObject) => {}

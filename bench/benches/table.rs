@@ -276,6 +276,36 @@ fn main() {
     report(&dir, rounds, &scenarios, &wasm, &compile, peer.as_ref());
 }
 
+/// Time per KB of request of the 1 MiB VMs with many labels, annotations and volumes against the
+/// 5 KB VMs, native and warm: linear in the object means a ratio near 1.
+fn per_kb(dir: &Path, rounds: usize, scenarios: &[Scenario]) -> String {
+    let kb = |id: &str| {
+        scenarios
+            .iter()
+            .find(|s| s.id == id)
+            .map(|s| s.payload().len() as f64 / 1024.0)
+    };
+    let mut out = String::from("\n| per KB of request | native | warm instance |\n|---|---|---|\n");
+    for (big, small) in [
+        ("vm-1mib-many-mutate", "vm-create-mutate"),
+        ("vm-1mib-many-consistent", "vm-consistent"),
+    ] {
+        let mut cells = Vec::new();
+        for variant in ["a-native", "b-warm"] {
+            let per = |id: &str| Some(best(&rounds_of(dir, rounds, id, variant))? / kb(id)?);
+            cells.push(match (per(big), per(small)) {
+                (Some(b), Some(s)) => format!("{} / {} = {:.2}×", time(b), time(s), b / s),
+                _ => "n/a".to_owned(),
+            });
+        }
+        out.push_str(&format!(
+            "| `{big}` / `{small}` | {} | {} |\n",
+            cells[0], cells[1]
+        ));
+    }
+    out
+}
+
 fn report(
     dir: &Path,
     rounds: usize,
@@ -308,6 +338,7 @@ fn report(
             ratio(best(&c), best(&a)),
         ));
     }
+    out.push_str(&per_kb(dir, rounds, scenarios));
     let instantiate = rounds_of(dir, rounds, "instantiate", "fresh-instance");
     out.push_str(&format!(
         "\nA fresh instance alone: {}.\n",

@@ -133,6 +133,27 @@ fn vm_1mib() -> Value {
     vm
 }
 
+/// A VM of 1 MiB with many of everything a VM grows: 3,000 labels on the VM and as many in its
+/// template, 1,000 disks, then 64-byte annotations up to 1 MiB; `labelled`: the label and its
+/// template copy set (no change), else both added (the mutation edits two maps of 3,000 members).
+fn vm_1mib_many(labelled: bool) -> Value {
+    let mut vm = vm_of_size(0, labelled);
+    add_disks(&mut vm, 1, 1000);
+    for i in 0..3000 {
+        for labels in ["/metadata/labels", "/spec/template/metadata/labels"] {
+            if let Some(map) = vm.pointer_mut(labels).and_then(Value::as_object_mut) {
+                map.insert(format!("example.com/team-{i}"), json!(format!("value-{i}")));
+            }
+        }
+    }
+    let mut i = 0;
+    while bytes(&vm_request("CREATE", &vm, None)) < 1024 * 1024 {
+        vm["metadata"]["annotations"][format!("example.com/note-{i}")] = json!("x".repeat(64));
+        i += 1;
+    }
+    vm
+}
+
 /// `vm` with `spec.template.spec.evictionStrategy` set to `strategy`.
 fn with_eviction_strategy(vm: &Value, strategy: &str) -> Value {
     let mut vm = vm.clone();
@@ -193,6 +214,20 @@ pub fn all() -> Vec<Scenario> {
             id: "vm-1mib",
             what: "1 MiB VM CREATE without the label (2,000 disks, 4 KiB annotations)",
             request: vm_request("CREATE", &big, None),
+            settings: json!({}),
+            cluster: None,
+        },
+        Scenario {
+            id: "vm-1mib-many-mutate",
+            what: "1 MiB VM CREATE without the label: 3,000 labels on the VM and its template, 1,000 disks, annotations",
+            request: vm_request("CREATE", &vm_1mib_many(false), None),
+            settings: json!({}),
+            cluster: None,
+        },
+        Scenario {
+            id: "vm-1mib-many-consistent",
+            what: "the same 1 MiB VM with the label and its template copy set (no change)",
+            request: vm_request("CREATE", &vm_1mib_many(true), None),
             settings: json!({}),
             cluster: None,
         },
