@@ -463,30 +463,34 @@ fn krew_manifest() {
 /// The dump of issue 35: four running VMIs that cannot live-migrate under
 /// `LiveMigrateIfPossible`, one per runStrategy; a migratable `None` VM whose disk only node-1
 /// can mount; a legacy `spec.running: true` VM on node-2 (docs/rules.md D5, D6, R1-R5, R10).
+/// A VM of namespace `team` labelled Migrate, with `run` (its run fields) and `strategy`.
+fn strategy_vm(name: &str, run: Value, strategy: &str) -> Value {
+    let mut spec = json!({"template": {"metadata": {"labels": {"harvesterhci.io/maintain-mode-strategy": "Migrate"}},
+                                       "spec": {"evictionStrategy": strategy, "domain": {"devices": {}}}}});
+    if let (Some(spec), Some(run)) = (spec.as_object_mut(), run.as_object()) {
+        spec.extend(run.clone());
+    }
+    json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+           "metadata": {"name": name, "namespace": "team", "labels": {"harvesterhci.io/maintain-mode-strategy": "Migrate"}},
+           "spec": spec})
+}
+
+/// Its running VMI on `node`, migratable or not (`LiveMigratable`), with `volumes`.
+fn strategy_vmi(name: &str, node: &str, strategy: &str, migratable: bool, volumes: Value) -> Value {
+    let condition = if migratable {
+        json!({"type": "LiveMigratable", "status": "True"})
+    } else {
+        json!({"type": "LiveMigratable", "status": "False", "reason": "HostDeviceNotLiveMigratable", "message": "GPU gpu1"})
+    };
+    json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+           "metadata": {"name": name, "namespace": "team",
+                        "labels": {"kubevirt.io/nodeName": node, "harvesterhci.io/maintain-mode-strategy": "Migrate"},
+                        "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "name": name}]},
+           "spec": {"evictionStrategy": strategy, "volumes": volumes},
+           "status": {"phase": "Running", "nodeName": node, "conditions": [condition]}})
+}
+
 fn run_strategy_dump() -> Vec<Value> {
-    let vm = |name: &str, run: Value, strategy: &str| {
-        let mut spec = json!({"template": {"metadata": {"labels": {"harvesterhci.io/maintain-mode-strategy": "Migrate"}},
-                                           "spec": {"evictionStrategy": strategy, "domain": {"devices": {}}}}});
-        if let (Some(spec), Some(run)) = (spec.as_object_mut(), run.as_object()) {
-            spec.extend(run.clone());
-        }
-        json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-               "metadata": {"name": name, "namespace": "team", "labels": {"harvesterhci.io/maintain-mode-strategy": "Migrate"}},
-               "spec": spec})
-    };
-    let vmi = |name: &str, node: &str, strategy: &str, migratable: bool, volumes: Value| {
-        let condition = if migratable {
-            json!({"type": "LiveMigratable", "status": "True"})
-        } else {
-            json!({"type": "LiveMigratable", "status": "False", "reason": "HostDeviceNotLiveMigratable", "message": "GPU gpu1"})
-        };
-        json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
-               "metadata": {"name": name, "namespace": "team",
-                            "labels": {"kubevirt.io/nodeName": node, "harvesterhci.io/maintain-mode-strategy": "Migrate"},
-                            "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "name": name}]},
-               "spec": {"evictionStrategy": strategy, "volumes": volumes},
-               "status": {"phase": "Running", "nodeName": node, "conditions": [condition]}})
-    };
     let node = |name: &str| {
         json!({"apiVersion": "v1", "kind": "Node",
                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
@@ -508,12 +512,12 @@ fn run_strategy_dump() -> Vec<Value> {
     ];
     for run in ["Always", "RerunOnFailure", "Manual", "Once"] {
         let name = run.to_lowercase();
-        objects.push(vm(
+        objects.push(strategy_vm(
             &name,
             json!({"runStrategy": run}),
             "LiveMigrateIfPossible",
         ));
-        objects.push(vmi(
+        objects.push(strategy_vmi(
             &name,
             "node-1",
             "LiveMigrateIfPossible",
@@ -522,10 +526,14 @@ fn run_strategy_dump() -> Vec<Value> {
         ));
     }
     let local = json!([{"name": "root", "persistentVolumeClaim": {"claimName": "local-root"}}]);
-    objects.push(vm("local", json!({"runStrategy": "Always"}), "None"));
-    objects.push(vmi("local", "node-1", "None", true, local));
-    objects.push(vm("legacy", json!({"running": true}), "None"));
-    objects.push(vmi("legacy", "node-2", "None", true, json!([])));
+    objects.push(strategy_vm(
+        "local",
+        json!({"runStrategy": "Always"}),
+        "None",
+    ));
+    objects.push(strategy_vmi("local", "node-1", "None", true, local));
+    objects.push(strategy_vm("legacy", json!({"running": true}), "None"));
+    objects.push(strategy_vmi("legacy", "node-2", "None", true, json!([])));
     objects
 }
 
@@ -685,4 +693,75 @@ fn persistent_volumes_forbidden_is_one_note() {
         .flatten()
         .find(|r| r["name"] == "local");
     assert_eq!(local.map(|r| r["outcome"].clone()), Some(json!("Restart")));
+}
+
+/// The table of cluster-model/tests/restart.rs through the plugin: every runStrategy x every
+/// eviction strategy x migratable or not, one running VM each, in one dump; the drain and the
+/// upgrade (LiveMigrate and Evict) of each (docs/rules.md D2-D7, R1-R5, U3-U7).
+#[test]
+fn every_run_strategy_by_eviction_strategy_through_the_plugin() {
+    let runs = [
+        ("Always", "Restart", "Restart"),
+        ("RerunOnFailure", "MayStayOff", "MayStayOff"),
+        ("Manual", "StaysOff", "StaysOff"),
+        ("Once", "StaysOff", "StaysOff"),
+    ];
+    let strategies = ["LiveMigrate", "LiveMigrateIfPossible", "None", "External"];
+    let mut objects = vec![json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+        "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+        "spec": {"workloadUpdateStrategy": {"workloadUpdateMethods": ["LiveMigrate", "Evict"]}}})];
+    let mut want_drain = Vec::new();
+    let mut want_upgrade = Vec::new();
+    for (run, evicted_drain, evicted_upgrade) in runs {
+        for strategy in strategies {
+            for migratable in [true, false] {
+                let name = format!(
+                    "{}-{}-{migratable}",
+                    run.to_lowercase(),
+                    strategy.to_lowercase()
+                );
+                objects.push(strategy_vm(&name, json!({"runStrategy": run}), strategy));
+                objects.push(strategy_vmi(
+                    &name,
+                    "node-1",
+                    strategy,
+                    migratable,
+                    json!([]),
+                ));
+                let drain = match (strategy, migratable) {
+                    ("LiveMigrate" | "LiveMigrateIfPossible", true) => "Migrate",
+                    ("LiveMigrate", false) | ("External", _) => "Blocks",
+                    _ => evicted_drain,
+                };
+                let upgrade = match (strategy, migratable) {
+                    (_, true) => "Migrate",
+                    ("LiveMigrate", false) => "Blocks",
+                    ("External", false) => "Evacuate",
+                    _ => evicted_upgrade,
+                };
+                want_drain.push((name.clone(), drain.to_owned()));
+                want_upgrade.push((name, upgrade.to_owned()));
+            }
+        }
+    }
+    want_drain.sort();
+    want_upgrade.sort();
+    let file = scratch("cross").join("dump.json");
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
+    std::fs::write(&file, list.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let file = file.to_string_lossy().into_owned();
+    let pairs = |rows: &Value| -> Vec<(String, String)> {
+        let mut pairs: Vec<(String, String)> = outcomes(rows, "", "outcome")
+            .into_iter()
+            .map(|(name, outcome, _)| (name, outcome))
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    let drain = run(&["drain", "-o", "json", "-f", &file], None);
+    assert_eq!(drain.status.code(), Some(2), "{}", stderr(&drain));
+    assert_eq!(pairs(&parsed(&drain)), want_drain);
+    let upgrade = run(&["upgrade", "-o", "json", "-f", &file], None);
+    assert_eq!(upgrade.status.code(), Some(2), "{}", stderr(&upgrade));
+    assert_eq!(pairs(&parsed(&upgrade)["vmis"]), want_upgrade);
 }
