@@ -98,9 +98,10 @@ fmt:
 fmt-check:
 	$(CARGO) fmt --all -- --check
 
+# One clippy run over every crate and target (the bench feature brings e2e-tests' benchmark in),
+# then the policy crate as the module is built (wasm32-wasip1).
 lint: setup
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p e2e-tests -p policy-tools --all-targets --features e2e-tests/bench -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --features e2e-tests/bench -- -D warnings
 	$(CARGO) clippy --target $(TARGET) -p vm-maintenance-strategy -- -D warnings
 
 unit-tests:
@@ -130,16 +131,26 @@ setup-registry:
 tools-tests: policy.wasm setup-registry
 	$(CARGO) test -p policy-tools
 
-# e2e-tests and tools-tests in one cargo run: built apart, the two crates would resolve different
-# features for crates wasmtime shares with the OCI client (smallvec, tokio, ...) and build
-# wasmtime twice.
+# Every test crate in one cargo run: built apart, the crates would resolve different features
+# for crates they share (serde_json, smallvec, tokio, ...) and build them, wasmtime among them,
+# more than once.
+TEST_CRATES := -p vm-maintenance-strategy -p cluster-model -p policy-host -p e2e-tests \
+	-p policy-tools -p drain-preview
 wasm-tests: policy.wasm setup-registry policy.spdx.json
-	$(CARGO) test -p policy-host -p e2e-tests -p policy-tools -p drain-preview
+	$(CARGO) test $(TEST_CRATES)
 
 # e2e-tests-kwctl reuses the evaluate binary that wasm-tests built with the workspace's features
-# (a `cargo run` of it alone would build wasmtime a second time).
-test: EVALUATE = target/debug/evaluate
-test: setup setup-registry fmt-check unit-tests wasm-tests e2e-tests-kwctl lint
+# (a `cargo run` of it alone would build wasmtime a second time). wasm-tests runs the unit tests
+# too. Each phase's time is printed at the end (target/test-phases.txt).
+TEST_PHASES := setup setup-registry fmt-check wasm-tests e2e-tests-kwctl lint
+test:
+	@mkdir -p target && : > target/test-phases.txt
+	@for phase in $(TEST_PHASES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$phase EVALUATE=target/debug/evaluate || exit 1; \
+		echo "make test: $$phase $$(( $$(date +%s) - start )) s" >> target/test-phases.txt; \
+	done
+	@cat target/test-phases.txt
 
 # The benchmark table in BENCHMARKS.md: native, warm and fresh-instance evaluation per scenario,
 # module size, compile time, peak memory; PEER=psa_label_enforcer.wasm adds the peer's rows.
