@@ -213,31 +213,41 @@ pub fn decide(vmi: &Value, vm: Option<&Value>, updater: &Updater) -> VmiUpdate {
             let run_strategy = RunStrategy::of(vm);
             let (outcome, after) = by_run_strategy(&run_strategy);
             update.run_strategy = Some(run_strategy);
-            let why = match migratable {
+            let how = match migratable {
                 Err(why) if strategy == Some(EvictionStrategy::LiveMigrateIfPossible) => {
-                    format!("evicted in a batch: LiveMigrateIfPossible, {why}: stopped; {after}")
+                    format!("LiveMigrateIfPossible, {why}")
                 }
-                _ => format!("evicted in a batch: {shown}: stopped; {after}"),
+                _ => shown.to_owned(),
             };
-            let outcome = match outcome {
-                DrainOutcome::Restart => UpdateOutcome::Restart,
-                DrainOutcome::MayStayOff => UpdateOutcome::MayStayOff,
-                _ => UpdateOutcome::StaysOff,
-            };
-            (outcome, why)
+            let why = format!("evicted in a batch: {how}: stopped; {after}");
+            (evicted(outcome), why)
         }
     };
     update.outcome = outcome;
     update.reasons.push(why);
     if matches!(outcome, UpdateOutcome::Restart | UpdateOutcome::MayStayOff) {
-        // A VMI started again from its VM gets the VM's strategy, else the cluster's
-        // (`pkg/defaults/defaults.go` setDefaultEvictionStrategy).
-        update.after_restart = vm
-            .and_then(|vm| text(vm, "/spec/template/spec/evictionStrategy"))
-            .or_else(|| updater.cluster_strategy.clone())
-            .map(|s| EvictionStrategy::parse(&s));
+        update.after_restart = after_restart(vm, updater);
     }
     update
+}
+
+/// A VMI started again from its VM gets the VM's strategy, else the cluster's
+/// (`pkg/defaults/defaults.go` setDefaultEvictionStrategy).
+fn after_restart(vm: Option<&Value>, updater: &Updater) -> Option<EvictionStrategy> {
+    vm.and_then(|vm| vm.pointer("/spec/template/spec/evictionStrategy"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| updater.cluster_strategy.clone())
+        .map(|s| EvictionStrategy::parse(&s))
+}
+
+/// What follows a VMI's eviction without migration, by its VM's runStrategy (R9).
+fn evicted(outcome: DrainOutcome) -> UpdateOutcome {
+    match outcome {
+        DrainOutcome::Restart => UpdateOutcome::Restart,
+        DrainOutcome::MayStayOff => UpdateOutcome::MayStayOff,
+        _ => UpdateOutcome::StaysOff,
+    }
 }
 
 /// Whether the update completes.

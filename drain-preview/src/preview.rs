@@ -123,14 +123,18 @@ pub fn drain(
     } else {
         crate::report::table(&rows, options.width)
     };
-    let code = if rows.iter().any(Row::may_block) {
+    Ok((text, exit_code(&rows)))
+}
+
+/// 2 when a VM may block the drain, else 3 when one may stay off or down after it, else 0.
+fn exit_code(rows: &[Row]) -> u8 {
+    if rows.iter().any(Row::may_block) {
         2
     } else if rows.iter().any(Row::may_stay_down) {
         3
     } else {
         0
-    };
-    Ok((text, code))
+    }
 }
 
 /// The answer on stdout. A closed pipe (`| head`) is not an error of the input.
@@ -334,26 +338,41 @@ fn judge(
             external_controller,
             run_strategy,
         ),
-        None => {
-            let strategy = assessment
-                .eviction_strategy
-                .unwrap_or(EvictionStrategy::None);
-            let decision = drain_outcome(
-                template_labels,
-                &strategy,
-                &assessment.reasons,
-                external_controller,
-                &after_eviction(&run_strategy, None),
-            );
-            row.run_strategy = Some(run_strategy);
-            row.eviction_strategy = Some(strategy);
-            row.eviction_strategy_source = Some(assessment.source.as_str());
-            row.reasons = assessment.reasons.iter().map(ToString::to_string).collect();
-            row.outcome = Some(decision.outcome);
-            row.why = Some(decision.reason);
-        }
+        None => judge_stopped(
+            &mut row,
+            assessment,
+            template_labels,
+            external_controller,
+            run_strategy,
+        ),
     }
     row
+}
+
+/// A VM that does not run: the policy's reading of its object decides, as if it ran.
+fn judge_stopped(
+    row: &mut Row,
+    assessment: Assessment,
+    template_labels: &Object,
+    external_controller: bool,
+    run_strategy: RunStrategy,
+) {
+    let strategy = assessment
+        .eviction_strategy
+        .unwrap_or(EvictionStrategy::None);
+    let decision = drain_outcome(
+        template_labels,
+        &strategy,
+        &assessment.reasons,
+        external_controller,
+        &after_eviction(&run_strategy, None),
+    );
+    row.run_strategy = Some(run_strategy);
+    row.eviction_strategy = Some(strategy);
+    row.eviction_strategy_source = Some(assessment.source.as_str());
+    row.reasons = assessment.reasons.iter().map(ToString::to_string).collect();
+    row.outcome = Some(decision.outcome);
+    row.why = Some(decision.reason);
 }
 
 /// A running VM: KubeVirt judges its VMI (its own strategy, its `LiveMigratable` condition, its
