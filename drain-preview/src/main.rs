@@ -67,7 +67,14 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    // clap's usage errors exit 1 (bad input), not 2 (a VM blocks); help and version exit 0.
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 1 } else { 0 });
+        }
+    };
     match run(&args) {
         Ok(code) => code,
         Err(message) => {

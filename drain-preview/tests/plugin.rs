@@ -765,3 +765,37 @@ fn every_run_strategy_by_eviction_strategy_through_the_plugin() {
     assert_eq!(upgrade.status.code(), Some(2), "{}", stderr(&upgrade));
     assert_eq!(pairs(&parsed(&upgrade)["vmis"]), want_upgrade);
 }
+
+/// A bad command line is bad input (exit 1), never the exit code of a VM that blocks (2) or may
+/// stay off (3); help and version exit 0.
+#[test]
+fn usage_errors_exit_1() {
+    let file = dump_path();
+    let file = file.to_string_lossy();
+    for args in [
+        vec!["drain", "-o", "xml", "-f", &file],
+        vec!["drain", "--no-such-flag", "-f", &file],
+        vec![],
+        vec!["maintenance"],
+    ] {
+        let output = run(&args, None);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(!stderr(&output).is_empty(), "{args:?}: {}", stderr(&output));
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+    for args in [["--help"], ["--version"]] {
+        let output = run(&args, None);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(!output.stdout.is_empty(), "{args:?}");
+    }
+}

@@ -5,7 +5,8 @@
 //! Exit code: 0 when nothing blocks (the drain, the maintenance, the upgrade's update completes)
 //! and every VM evicted comes back; 2 when a VM would block the drain, the maintenance is refused
 //! or never completes, or the update never completes; 3 when nothing blocks but a VM evicted
-//! without migration may stay off or down after it (docs/rules.md R1-R10); 1 on bad input (a file, a kubeconfig, an unreachable or refusing API server,
+//! without migration may stay off or down after it (docs/rules.md R1-R10); 1 on bad input (a
+//! command line clap refuses, a file, a kubeconfig, an unreachable or refusing API server,
 //! settings the policy refuses).
 
 use std::path::PathBuf;
@@ -107,7 +108,15 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // clap exits 2 on a usage error, the code that means "a VM blocks": a bad command line is
+    // bad input, exit 1, like every other; help and version still exit 0.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() { 1 } else { 0 });
+        }
+    };
     match run(&cli) {
         Ok(code) => ExitCode::from(code),
         Err(message) => {
