@@ -151,7 +151,7 @@ impl Configuration {
     }
 }
 
-/// Which release's rules apply where KubeVirt changed them (notes §9).
+/// Which release's rules apply where KubeVirt changed them (docs/rules.md, `kubevirt.version`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Rules {
     /// v1.8.0–v1.8.x: every GPU blocks, a LUN with `reservation: true` blocks.

@@ -619,6 +619,31 @@ fn want(rows: &[Row]) -> Vec<(String, DrainOutcome, Option<Restart>)> {
         .collect()
 }
 
+/// R11 in words, as docs/rules.md quotes it: a Manual VM set back to Manual is never started.
+#[test]
+fn r11_a_manual_vm_stays_off_after_maintenance() {
+    let mut w = World::new();
+    w.add(
+        "m",
+        "n1",
+        Some(AFTER_ENABLE),
+        Some(AFTER_ENABLE),
+        Some(AFTER_ENABLE),
+    );
+    w.vms[0]["spec"]["runStrategy"] = json!("Manual");
+    let got = w.run("n1", false);
+    assert_eq!(
+        got.vms[0].reasons,
+        [
+            "VMI label ShutdownAndRestartAfterEnable: stopped before the drain",
+            "VM label ShutdownAndRestartAfterEnable: started again when maintenance completes, but Harvester sets its runStrategy back to Manual (harvesterhci.io/vmRunStrategy) and KubeVirt starts such a VM only on a start request: it stays off"
+        ]
+    );
+    assert_eq!(got.vms[0].restart, Some(Restart::Never));
+}
+
+const AFTER_ENABLE: &str = "ShutdownAndRestartAfterEnable";
+
 #[test]
 fn step3_not_forced() {
     use DrainOutcome::{Blocks, Migrate, ShutDown};
