@@ -9,13 +9,13 @@ use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
 };
 use kubewarden_policy_sdk::wapc_guest as guest;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::configuration::Configuration;
 use crate::listing::listed;
-use crate::view::{self, typed, typed::members};
+use crate::view::objects::{object, objects, optional_object};
 
 /// What the policy reads of the KubeVirt CR, from one list call: the configuration (with the
 /// cluster's eviction strategy) and the release it runs.
@@ -86,9 +86,7 @@ impl Cluster for Host {
             field_masks: None,
         };
         let answer = call("get_resource", &request)?;
-        let object = std::str::from_utf8(&answer)
-            .map_err(|e| e.to_string())
-            .and_then(view::parse::<WithSpec>)
+        let object: Option<WithSpec> = serde_json::from_slice(&answer)
             .map_err(|e| format!("error deserializing get resource response: {e}"))?;
         Ok(object
             .and_then(|o| o.spec)
@@ -105,7 +103,7 @@ impl Cluster for Host {
             field_masks: None,
         };
         let answer = call("get_resource", &request)?;
-        let claim = typed::parse::<Claim>(&answer)
+        let claim: Option<Claim> = serde_json::from_slice(&answer)
             .map_err(|e| format!("error deserializing get resource response: {e}"))?;
         Ok(claim
             .and_then(|claim| claim.spec)
@@ -144,7 +142,7 @@ fn why_text(text: String) -> String {
 /// list's own `apiVersion` and `kind` are not checked: hosts answer `kubevirt.io/v1 KubeVirtList`
 /// or a plain `v1 List`.
 pub fn kubevirt_from_list(answer: &[u8]) -> Result<Option<KubeVirtCr>, String> {
-    let list = typed::parse::<Items>(answer)
+    let list = serde_json::from_slice::<Option<Items>>(answer)
         .map_err(|e| format!("list all resources response: {e}"))?
         .unwrap_or_default();
     Ok(list
@@ -158,8 +156,7 @@ pub fn kubevirt_from_list(answer: &[u8]) -> Result<Option<KubeVirtCr>, String> {
 /// One KubeVirt CR object, read as [`kubevirt_from_list`] reads a list's items (for tools that hold
 /// the cluster's objects, such as a dump).
 pub fn kubevirt_from_object(object: &Value) -> Result<KubeVirtCr, String> {
-    let text = object.to_string();
-    match typed::parse::<KubeVirt>(text.as_bytes()) {
+    match Option::<KubeVirt>::deserialize(object) {
         Ok(cr) => Ok(cr.unwrap_or_default().into_cr()),
         Err(e) => Err(format!("KubeVirt CR: {e}")),
     }
@@ -167,50 +164,46 @@ pub fn kubevirt_from_object(object: &Value) -> Result<KubeVirtCr, String> {
 
 /// A list answer as far as the policy reads it: its `items`, whatever the list's own
 /// `apiVersion`/`kind` (`v1 List` or `kubevirt.io/v1 KubeVirtList`).
-#[derive(Default)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct Items {
     items: Option<Vec<KubeVirt>>,
 }
 
-members!(Items("struct Items") {
-    "items" => items,
-});
-
 /// The KubeVirt CR, read-only and only as far as the policy reads it.
-#[derive(Clone, Default)]
+#[derive(Deserialize, Clone, Default)]
+#[serde(default)]
 struct KubeVirt {
+    #[serde(deserialize_with = "object")]
     spec: KubeVirtSpec,
+    #[serde(deserialize_with = "object")]
     status: KubeVirtStatus,
 }
 
-members!(KubeVirt("struct KubeVirt") {
-    "spec" => spec,
-    "status" => status,
-});
-
-#[derive(Clone, Default)]
+#[derive(Deserialize, Clone, Default)]
+#[serde(default)]
 struct KubeVirtSpec {
+    #[serde(deserialize_with = "object")]
     configuration: Configuration,
 }
 
-members!(KubeVirtSpec("struct KubeVirtSpec") {
-    "configuration" => configuration,
-});
-
-#[derive(Clone, Default)]
+#[derive(Deserialize, Clone, Default)]
+#[serde(default, rename_all = "camelCase")]
 struct KubeVirtStatus {
     observed_kube_virt_version: Option<String>,
 }
 
-members!(KubeVirtStatus("struct KubeVirtStatus") {
-    "observedKubeVirtVersion" => observed_kube_virt_version,
-});
+/// An instancetype or preference: only its `spec`, kept as JSON text for the expansion.
+#[derive(Deserialize)]
+struct WithSpec<'a> {
+    #[serde(borrow, default)]
+    spec: Option<&'a RawValue>,
+}
 
-view::view! {
-    /// An instancetype or preference: only its `spec`, kept as JSON text for the expansion.
-    WithSpec<'a> {
-        "spec" => spec: Option<&'a RawValue>,
-    }
+objects! {
+    KubeVirtSpec => "struct KubeVirtSpec",
+    KubeVirtStatus => "struct KubeVirtStatus",
+    ClaimSpec => "struct ClaimSpec",
 }
 
 impl KubeVirt {
@@ -321,20 +314,15 @@ impl<'a> Lookups<'a> {
 }
 
 /// A PersistentVolumeClaim as far as the policy reads it.
-#[derive(Default)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct Claim {
+    #[serde(deserialize_with = "optional_object")]
     spec: Option<ClaimSpec>,
 }
 
-members!(Claim("struct Claim") {
-    "spec" => spec,
-});
-
-#[derive(Default)]
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
 struct ClaimSpec {
     access_modes: Option<Vec<String>>,
 }
-
-members!(ClaimSpec("struct ClaimSpec") {
-    "accessModes" => access_modes,
-});

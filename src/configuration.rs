@@ -2,77 +2,73 @@
 //! names it (the rest is ignored, never refused) and the release whose rules apply. The same shape
 //! reads the `kubevirt.configuration` setting and the live CR.
 
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::listing::listed;
-pub use crate::view::Keyed;
-use crate::view::typed::members;
+use crate::view::objects::{objects, optional_object};
 
 /// `spec.configuration` of the KubeVirt CR, only the fields the rules read. Unknown fields are
 /// ignored (no `deny_unknown_fields`): a copy of a real CR's configuration is always accepted.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(default, rename_all = "camelCase")]
+#[serde(expecting = "an object (a copy of the KubeVirt CR's spec.configuration)")]
 pub struct Configuration {
     pub eviction_strategy: Option<String>,
+    #[serde(deserialize_with = "optional_object")]
     pub network: Option<Network>,
+    #[serde(deserialize_with = "optional_object")]
     pub developer_configuration: Option<Developer>,
+    #[serde(deserialize_with = "optional_object")]
     pub permitted_host_devices: Option<PermittedHostDevices>,
 }
 
 /// `spec.configuration.network`.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Network {
     pub default_network_interface: Option<String>,
-    pub binding: Option<Keyed<BindingPlugin>>,
+    pub binding: Option<BTreeMap<String, BindingPlugin>>,
 }
 
 /// `spec.configuration.network.binding.NAME`: a plugin migrates iff `migration` is set.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(default)]
 pub struct BindingPlugin {
     pub migration: Option<IgnoredAny>,
 }
 
 /// `spec.configuration.developerConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Developer {
     pub feature_gates: Option<Vec<String>>,
+    #[serde(rename = "minimumClusterTSCFrequency")]
     pub minimum_cluster_tsc_frequency: Option<i64>,
 }
 
 /// `spec.configuration.permittedHostDevices`.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(default, rename_all = "camelCase")]
 pub struct PermittedHostDevices {
     pub mediated_devices: Option<Vec<MediatedDevice>>,
 }
 
 /// `spec.configuration.permittedHostDevices.mediatedDevices[]`.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(default, rename_all = "camelCase")]
 pub struct MediatedDevice {
     pub resource_name: Option<String>,
 }
 
-members!(Configuration("an object (a copy of the KubeVirt CR's spec.configuration)") {
-    "evictionStrategy" => eviction_strategy,
-    "network" => network,
-    "developerConfiguration" => developer_configuration,
-    "permittedHostDevices" => permitted_host_devices,
-});
-members!(Network("struct Network") {
-    "defaultNetworkInterface" => default_network_interface,
-    "binding" => binding,
-});
-members!(BindingPlugin("struct BindingPlugin") {
-    "migration" => migration,
-});
-members!(Developer("struct Developer") {
-    "featureGates" => feature_gates,
-    "minimumClusterTSCFrequency" => minimum_cluster_tsc_frequency,
-});
-members!(PermittedHostDevices("struct PermittedHostDevices") {
-    "mediatedDevices" => mediated_devices,
-});
-members!(MediatedDevice("struct MediatedDevice") {
-    "resourceName" => resource_name,
-});
+objects! {
+    Configuration => "an object (a copy of the KubeVirt CR's spec.configuration)",
+    Network => "struct Network",
+    Developer => "struct Developer",
+    PermittedHostDevices => "struct PermittedHostDevices",
+}
 
 /// KubeVirt's `network.defaultNetworkInterface` values (`virt-config/configuration.go:489-494`).
 pub(crate) const DEFAULT_INTERFACES: [&str; 3] = ["bridge", "masquerade", "slirp"];

@@ -10,7 +10,7 @@ use crate::configuration::{Configuration, Rules};
 use crate::listing::listed;
 use crate::reason::{Reason, ReasonKind};
 use crate::view::{self, Scalar};
-use crate::vm::{self, Disk, Interface, Vm, name_of};
+use crate::vm::{self, Disk, Interface, Whole, name_of};
 use crate::vmi::{self, Sources, Vmi};
 
 /// Harvester's annotation holding the VM's PVC templates as a JSON array.
@@ -33,7 +33,7 @@ pub struct Findings {
 
 /// What the reasons read besides the VMI.
 pub(crate) struct Context<'a> {
-    pub(crate) vm: &'a Vm<'a>,
+    pub(crate) vm: Whole<'a, 'a>,
     pub(crate) config: &'a Configuration,
     pub(crate) rules: Rules,
     /// The access modes of a claim the VM's own templates do not describe (`None`: unknown).
@@ -70,7 +70,7 @@ pub(crate) fn reasons_of(vmi: &Vmi, context: &Context) -> Findings {
 pub fn non_migratable_reasons(vm: &Value) -> Findings {
     let text = vm.to_string();
     let vm = match crate::vm::parse_whole(&text) {
-        Ok(vm) => vm.unwrap_or_default(),
+        Ok(vm) => vm,
         Err(why) => {
             return Findings {
                 warnings: vec![format!("the VM cannot be read: {why}")],
@@ -78,7 +78,7 @@ pub fn non_migratable_reasons(vm: &Value) -> Findings {
             };
         }
     };
-    let vm = &vm;
+    let vm = vm.whole().unwrap_or_else(Whole::empty);
     let config = Configuration::default();
     let vmi = vmi::expand(vm, Sources::default(), &config, Rules::V1_9);
     let context = Context {
@@ -379,7 +379,7 @@ fn claim_name<'v>(volume: &'v vm::Volume) -> Option<&'v str> {
 /// The VM's own claim templates: `spec.dataVolumeTemplates` (`spec.pvc.accessModes`, else
 /// `spec.storage.accessModes`) and Harvester's `volumeClaimTemplates` annotation; modes `None`
 /// where the template leaves them to the storage profile. A malformed annotation is a warning.
-fn claim_templates(vm: &Vm, found: &mut Findings) -> Vec<(String, Option<Vec<String>>)> {
+fn claim_templates(vm: Whole, found: &mut Findings) -> Vec<(String, Option<Vec<String>>)> {
     let mut templates = Vec::new();
     for dv in vm.data_volume_templates() {
         let spec = dv.spec.get();
@@ -430,7 +430,7 @@ fn modes_of(modes: Option<&Scalar>) -> Option<Vec<String>> {
 
 /// The claims the spec does not describe: each claim of `spec.template.spec.volumes`, in volume
 /// order, that is none of the VM's own templates. Each name once.
-pub(crate) fn external_claims<'v>(vm: &'v Vm) -> Vec<&'v str> {
+pub(crate) fn external_claims<'v>(vm: Whole<'v, '_>) -> Vec<&'v str> {
     let templated = claim_templates(vm, &mut Findings::default());
     let mut claims: Vec<&str> = Vec::new();
     for volume in vm.volumes() {
@@ -444,7 +444,7 @@ pub(crate) fn external_claims<'v>(vm: &'v Vm) -> Vec<&'v str> {
 }
 
 /// Whether the VM names an instancetype or a preference.
-pub(crate) fn names_instancetype(vm: &Vm) -> bool {
+pub(crate) fn names_instancetype(vm: &crate::vm::Vm) -> bool {
     vm.spec()
         .is_some_and(|s| s.instancetype.is_set() || s.preference.is_set())
 }

@@ -8,11 +8,11 @@ use serde_json::value::RawValue;
 
 use crate::cluster::{Cluster, Host};
 use crate::kubevirt::Cr;
-use crate::request::{Operation, Payload, Request, RequestObject};
+use crate::request::{Operation, Payload, Request};
 use crate::response;
 use crate::review::Review;
 use crate::settings::Settings;
-use crate::splice::{Edit, splice, splice_at};
+use crate::splice::{Edit, splice};
 use crate::verdict::{MISCONFIGURED, UNPROCESSABLE, Verdict};
 use crate::view::{self, Scalar};
 use crate::vm::{self, OwnedPaths, Vm};
@@ -48,10 +48,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
         Ok(text) => text,
         Err(message) => return response::bad_request(message),
     };
-    let Payload {
-        mut request,
-        settings,
-    } = match Payload::parse(payload) {
+    let Payload { request, settings } = match Payload::parse(payload) {
         Ok(payload) => payload,
         Err(message) => return response::bad_request(message),
     };
@@ -65,10 +62,8 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
         }
     };
     let unreadable = |why: String| response::reject(format!("object: {why}"), UNPROCESSABLE);
-    let object = match request.object() {
-        Ok(Some(object)) => object,
-        Ok(None) => return unreadable("missing".to_owned()),
-        Err(why) => return unreadable(why),
+    let Some(object) = request.object else {
+        return unreadable("missing".to_owned());
     };
     let review = |namespace: Option<&'_ str>| {
         let namespace = match request.namespace.as_deref() {
@@ -79,8 +74,9 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
     };
     match target {
         Target::VirtualMachine => {
-            let (vm, raw) = match vm_of(object) {
-                Ok(read) => read,
+            let vm: Vm = match view::parse(object.get()) {
+                Ok(Some(vm)) => vm,
+                Ok(None) => return unreadable("missing".to_owned()),
                 Err(why) => return unreadable(why),
             };
             let (namespace, operation) = review(vm.namespace());
@@ -91,13 +87,10 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
                 cluster,
                 request.old_object,
             );
-            virtual_machine(vm, raw, payload, &review)
+            virtual_machine(vm, object, &review)
         }
         Target::KubeVirt => {
-            let Some(raw) = raw_object(object, payload) else {
-                return unreadable("missing".to_owned());
-            };
-            let cr: Cr = match view::parse(raw.get()) {
+            let cr: Cr = match view::parse(object.get()) {
                 Ok(Some(cr)) => cr,
                 Ok(None) => return unreadable("missing".to_owned()),
                 Err(why) => return unreadable(why),
@@ -119,33 +112,6 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
     }
 }
 
-/// The VM's view: read in the payload's one pass, or (`kind` after `object`) from the object's
-/// text, which comes with it for the splice.
-fn vm_of(object: RequestObject<'_>) -> Result<(Vm<'_>, Option<&RawValue>), String> {
-    match object {
-        RequestObject::Vm(vm) => Ok((*vm, None)),
-        RequestObject::Raw(raw) => match view::parse(raw.get())? {
-            Some(vm) => Ok((vm, Some(raw))),
-            None => Err("missing".to_owned()),
-        },
-    }
-}
-
-/// `request.object` as raw JSON: the payload is read again when its one pass read a view.
-fn raw_object<'a>(object: RequestObject<'a>, payload: &'a str) -> Option<&'a RawValue> {
-    match object {
-        RequestObject::Raw(raw) => Some(raw),
-        RequestObject::Vm(_) => reread_object(payload),
-    }
-}
-
-fn reread_object(payload: &str) -> Option<&RawValue> {
-    match Payload::parse_raw(payload).ok()?.request.object() {
-        Ok(Some(RequestObject::Raw(raw))) => Some(raw),
-        _ => None,
-    }
-}
-
 /// G1–G3: which rules apply; `None` means accept untouched.
 fn gate(request: &Request) -> Option<(Target, Operation)> {
     if request.kind.group != "kubevirt.io" || request.is_subresource() {
@@ -161,7 +127,7 @@ fn gate(request: &Request) -> Option<(Target, Operation)> {
 
 /// G5, mutation, then validation of the mutated object. The mutation steps' warnings follow the
 /// validation's: they say what the policy did about what validation found.
-fn virtual_machine(mut vm: Vm, raw: Option<&RawValue>, payload: &str, review: &Review) -> Vec<u8> {
+fn virtual_machine(mut vm: Vm, raw: &RawValue, review: &Review) -> Vec<u8> {
     if let Err(message) = labels::check_shape(&vm) {
         return response::reject(message, UNPROCESSABLE);
     }
@@ -204,14 +170,7 @@ fn virtual_machine(mut vm: Vm, raw: Option<&RawValue>, payload: &str, review: &R
         .iter()
         .map(|(path, value)| (*path, &**value))
         .collect();
-    let spliced = match raw {
-        Some(raw) => splice(raw, &edits),
-        // Read in the payload's one pass: the payload's `request.object`, or (a key on the way
-        // written with an escape) the object's own text.
-        None => splice_at(payload, &["request", "object"], &edits)
-            .or_else(|| splice(reread_object(payload)?, &edits)),
-    };
-    match spliced {
+    match splice(raw, &edits) {
         Some(spliced) => response::respond(verdict, Some(spliced)),
         // The shape checks refuse such an object before any mutation.
         None => response::reject(

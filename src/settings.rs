@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use kubewarden_policy_sdk::settings::Validatable;
+use serde::Deserialize;
 
 use crate::configuration::{Configuration, Rules, parse_version};
 use crate::listing::listed;
@@ -10,21 +11,16 @@ use crate::strategy::{
     DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE,
     MAINTENANCE_STRATEGIES, is_eviction_strategy,
 };
-use crate::view::typed::{self, choice, members};
+use crate::view::objects::{object, objects, optional_object};
 
 /// What to do about a finding that is not always an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     Ignore,
     Warn,
     Reject,
 }
-
-choice!(Mode {
-    "ignore" => Ignore,
-    "warn" => Warn,
-    "reject" => Reject,
-});
 
 /// A setting's text: a default is the policy's own constant, a value read from the settings JSON
 /// an owned copy (every request reads its settings: the defaults cost no allocation).
@@ -34,7 +30,8 @@ pub type Text = Cow<'static, str>;
 pub type Names = Cow<'static, [Text]>;
 
 /// Every member is optional (its default stays); an unknown one is refused.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct Settings {
     pub label_key: Text,
     pub allowed_strategies: Names,
@@ -42,25 +39,16 @@ pub struct Settings {
     pub mutate: bool,
     pub require_label: bool,
     pub template_mismatch: Mode,
+    #[serde(deserialize_with = "object")]
     pub eviction_strategy: EvictionSettings,
+    #[serde(deserialize_with = "object")]
     pub kubevirt: KubevirtSettings,
     pub cluster_lookups: bool,
 }
 
-members!(Settings("struct Settings") strict {
-    "labelKey" => label_key,
-    "allowedStrategies" => allowed_strategies,
-    "defaultStrategy" => default_strategy,
-    "mutate" => mutate,
-    "requireLabel" => require_label,
-    "templateMismatch" => template_mismatch,
-    "evictionStrategy" => eviction_strategy,
-    "kubevirt" => kubevirt,
-    "clusterLookups" => cluster_lookups,
-});
-
 /// What V7 does with a VM that cannot live-migrate under `LiveMigrate`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
 pub enum NonMigratable {
     Ignore,
     Warn,
@@ -68,14 +56,8 @@ pub enum NonMigratable {
     Fix,
 }
 
-choice!(NonMigratable {
-    "ignore" => Ignore,
-    "warn" => Warn,
-    "reject" => Reject,
-    "fix" => Fix,
-});
-
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct EvictionSettings {
     pub default: Option<String>,
     pub allowed: Names,
@@ -83,14 +65,8 @@ pub struct EvictionSettings {
     pub non_migratable: NonMigratable,
 }
 
-members!(EvictionSettings("struct EvictionSettings") strict {
-    "default" => default,
-    "allowed" => allowed,
-    "clusterDefault" => cluster_default,
-    "nonMigratable" => non_migratable,
-});
-
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct KubevirtSettings {
     pub allowed_eviction_strategies: Names,
     pub recommended_eviction_strategy: Text,
@@ -99,16 +75,14 @@ pub struct KubevirtSettings {
     /// `status.observedKubeVirtVersion`, else the newest rules.
     pub version: Option<String>,
     /// A copy of the KubeVirt CR's `spec.configuration`; unset: the live CR's.
+    #[serde(deserialize_with = "optional_object")]
     pub configuration: Option<Configuration>,
 }
 
-members!(KubevirtSettings("struct KubevirtSettings") strict {
-    "allowedEvictionStrategies" => allowed_eviction_strategies,
-    "recommendedEvictionStrategy" => recommended_eviction_strategy,
-    "requireEvictFallback" => require_evict_fallback,
-    "version" => version,
-    "configuration" => configuration,
-});
+objects! {
+    EvictionSettings => "struct EvictionSettings",
+    KubevirtSettings => "struct KubevirtSettings",
+}
 
 /// The default lists, borrowed by every default `Settings`.
 static ALL_EVICTION_STRATEGIES: [Text; 4] = texts(EVICTION_STRATEGIES);
@@ -148,8 +122,6 @@ impl Default for KubevirtSettings {
 }
 
 impl Default for Settings {
-    /// Out of line: the reader and `from_json` share one copy.
-    #[inline(never)]
     fn default() -> Self {
         Settings {
             label_key: Cow::Borrowed(DEFAULT_LABEL_KEY),
@@ -166,17 +138,24 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Parses settings JSON; the error names the offending field (`evictionStrategy.default: ...`).
+    /// Parses settings JSON (`null` is the defaults); the error names the offending field as
+    /// serde_path_to_error writes its path (`evictionStrategy.default: ...`).
     pub fn from_json(raw: &[u8]) -> Result<Settings, String> {
-        // serde also reads a struct from a JSON array; settings are an object (or `null`) only.
-        if raw.trim_ascii_start().first() == Some(&b'[') {
+        let text = std::str::from_utf8(raw).map_err(|e| format!("not UTF-8: {e}"))?;
+        // serde's derive also reads a struct from an array, by position.
+        if text.trim_start().starts_with('[') {
             return Err("settings must be a JSON object, got an array".to_owned());
         }
-        // Named as serde_path_to_error names a path: `evictionStrategy.default: ...`.
-        let settings = typed::parse::<Settings>(raw).map_err(|e| match typed::trail() {
-            path if path == "." => e.to_string(),
-            path => format!("{path}: {e}"),
-        })?;
+        let deserializer = &mut serde_json::Deserializer::from_str(text);
+        let settings: Option<Settings> = serde_path_to_error::deserialize(&mut *deserializer)
+            .map_err(|e| match e.path().to_string() {
+                path if path == "." || path == "?" => e.inner().to_string(),
+                path => format!("{path}: {}", e.inner()),
+            })
+            .and_then(|settings| match deserializer.end() {
+                Ok(()) => Ok(settings),
+                Err(e) => Err(e.to_string()),
+            })?;
         Ok(settings.unwrap_or_default())
     }
 

@@ -47,73 +47,6 @@ pub(crate) fn splice<'a, 'e>(raw: &'a RawValue, edits: &[Edit<'e>]) -> Option<Sp
         .filter(Spliced::takes_its_edits)
 }
 
-/// [`splice`] of the value at `path` in the JSON document `text` (the payload's `request.object`),
-/// the document read only up to the end of that value: the members before it are skipped, the
-/// first member of each name on the path is followed, and the reading stops once the value is
-/// read. For a document its caller has already read whole without error (no duplicate members
-/// on the path); `None` where [`splice`] gives none, or when a key on the way is escaped (the
-/// caller then splices the value's own text).
-pub(crate) fn splice_at<'a, 'e>(
-    text: &'a str,
-    path: &[&str],
-    edits: &[Edit<'e>],
-) -> Option<Spliced<'a, 'e>> {
-    if edits.iter().any(|(path, _)| path.is_empty()) {
-        return None;
-    }
-    let mut found = None;
-    // Ends in an error in every case: the one `At` raises to stop reading once it has the value.
-    let _stopped = At {
-        path,
-        edits,
-        found: &mut found,
-    }
-    .deserialize(&mut serde_json::Deserializer::from_str(text));
-    found
-}
-
-/// Follows `path` down a document to the value to splice.
-struct At<'p, 'f, 'a, 'e> {
-    path: &'p [&'p str],
-    edits: &'p [Edit<'e>],
-    found: &'f mut Option<Spliced<'a, 'e>>,
-}
-
-impl<'de, 'e> DeserializeSeed<'de> for At<'_, '_, 'de, 'e> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        if self.path.is_empty() {
-            *self.found = Seed(self.edits.to_vec())
-                .deserialize(deserializer)?
-                .filter(Spliced::takes_its_edits);
-            return Err(de::Error::custom("read up to the spliced value"));
-        }
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de, 'e> Visitor<'de> for At<'_, '_, 'de, 'e> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
-        while let Some(key) = map.next_key::<&str>()? {
-            if key == self.path[0] {
-                return map.next_value_seed(At {
-                    path: &self.path[1..],
-                    ..self
-                });
-            }
-            map.next_value::<de::IgnoredAny>()?;
-        }
-        Ok(())
-    }
-}
-
 /// The edits that go on below `key`, relative to it.
 fn below<'e>(edits: &[Edit<'e>], key: &str) -> Vec<Edit<'e>> {
     edits
@@ -326,37 +259,6 @@ mod tests {
                 Ok(text)
             })
             .transpose()
-    }
-
-    /// `splice_at`: the value at the path is spliced, the document read no further than it.
-    #[test]
-    fn splices_the_value_at_a_path() -> serde_json::Result<()> {
-        let live = json(r#""LiveMigrate""#)?;
-        let at: &[&str] = &["request", "object"];
-        let rows: Vec<(&str, Option<&str>)> = vec![
-            // Members before it skipped, whatever they hold; the first of a name followed.
-            (
-                r#"{"settings": {}, "request": {"uid": "u", "kind": {"object": 1}, "object": {"a": 1.50}}}"#,
-                Some(r#"{"a":1.50,"e":"LiveMigrate"}"#),
-            ),
-            // Nothing after the value is read (the caller has read the document whole already).
-            (
-                r#"{"request": {"object": {}, "oldObject": not JSON"#,
-                Some(r#"{"e":"LiveMigrate"}"#),
-            ),
-            // No such value, a key on the way escaped, or not an object there: none.
-            (r#"{"request": {"oldObject": {}}}"#, None),
-            (r#"{"request": {"\u006fbject": {}}}"#, None),
-            (r#"{"request": {"object": []}}"#, None),
-            (r#"{"request": []}"#, None),
-        ];
-        for (text, want) in rows {
-            let got = splice_at(text, at, &[(&["e"], &*live)])
-                .map(|s| serde_json::to_string(&s))
-                .transpose()?;
-            assert_eq!(got.as_deref(), want, "{text}");
-        }
-        Ok(())
     }
 
     #[test]

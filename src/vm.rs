@@ -4,6 +4,7 @@
 //! hold what the policy does not know.
 
 use std::borrow::Cow;
+use std::ops::Deref;
 
 use crate::strategy::LIVE_MIGRATE;
 use crate::view::{AsSlot, Field, Later, List, Map, Members, Scalar, Seen, Slot, view};
@@ -64,7 +65,7 @@ pub(crate) struct TemplateSpec<'a> {
     pub(crate) architecture: Option<Scalar<'a>>,
 }
 
-/// What only V7 reads is read in the one pass when the strategy read before it lets V7 apply,
+/// What only V7 reads is read in the first reading when the strategy read before it lets V7 apply,
 /// later ([`Vm::load_later`]) otherwise. The API server writes the keys sorted: `domain`
 /// before `evictionStrategy`, `networks` and `volumes` after it.
 impl<'a> Members<'a> for TemplateSpec<'a> {
@@ -318,46 +319,94 @@ impl<'a> Vm<'a> {
         self.metadata.get()?.annotations.get()?.get(key)
     }
 
+    /// Reads what only V7 reads (`spec.dataVolumeTemplates`, and `domain`, `volumes` and
+    /// `networks` of `spec.template.spec`), and gives the VM with them ([`Whole`]).
+    pub(crate) fn load_later(&mut self) -> Result<Whole<'_, 'a>, String> {
+        if let Some(spec) = self.spec.get_mut() {
+            spec.data_volume_templates.load()?;
+            if let Some(template) = spec.template.get_mut().and_then(|t| t.spec.get_mut()) {
+                template.domain.load()?;
+                template.volumes.load()?;
+                template.networks.load()?;
+            }
+        }
+        Ok(Whole(self))
+    }
+
+    /// The VM with what only V7 reads, once [`Vm::load_later`] has read it: `None` before.
+    pub(crate) fn whole(&self) -> Option<Whole<'_, 'a>> {
+        let Some(spec) = self.spec() else {
+            return Some(Whole(self));
+        };
+        spec.data_volume_templates.read()?;
+        if let Some(template) = self.template_spec() {
+            template.domain.read()?;
+            template.volumes.read()?;
+            template.networks.read()?;
+        }
+        Some(Whole(self))
+    }
+}
+
+/// A VM whose every member the rules read has been read ([`Vm::whole`], [`Vm::load_later`]):
+/// the only way to what only V7 reads.
+#[derive(Clone, Copy)]
+pub(crate) struct Whole<'v, 'a>(&'v Vm<'a>);
+
+impl<'a> Deref for Whole<'_, 'a> {
+    type Target = Vm<'a>;
+    fn deref(&self) -> &Vm<'a> {
+        self.0
+    }
+}
+
+impl<'v, 'a> Whole<'v, 'a> {
+    /// A VM with no members.
+    pub(crate) fn empty() -> Self {
+        Whole(&EMPTY)
+    }
+
+    pub(crate) fn vm(self) -> &'v Vm<'a> {
+        self.0
+    }
+
     /// `spec.template.spec.domain`, when an object.
-    pub(crate) fn domain(&self) -> Option<&Domain<'a>> {
-        self.template_spec()?.domain.get()
+    pub(crate) fn domain(self) -> Option<&'v Domain<'a>> {
+        self.0.template_spec()?.domain.read()?.get()
     }
 
     /// `spec.template.spec.volumes`.
-    pub(crate) fn volumes(&self) -> &[Volume<'a>] {
-        self.template_spec().map_or(&[], |s| &s.volumes.items)
+    pub(crate) fn volumes(self) -> &'v [Volume<'a>] {
+        let volumes = self.0.template_spec().and_then(|s| s.volumes.read());
+        volumes.map_or(&[], |v| &v.items)
+    }
+
+    /// `spec.template.spec.networks`.
+    pub(crate) fn networks(self) -> Option<&'v List<Network<'a>>> {
+        self.0.template_spec()?.networks.read()
     }
 
     /// `spec.dataVolumeTemplates`.
-    pub(crate) fn data_volume_templates(&self) -> &[ClaimTemplate<'a>] {
-        self.spec().map_or(&[], |s| &s.data_volume_templates.items)
-    }
-
-    /// Reads what only V7 reads (`spec.dataVolumeTemplates`, and `domain`, `volumes` and
-    /// `networks` of `spec.template.spec`): until then they read as absent.
-    pub(crate) fn load_later(&mut self) -> Result<(), String> {
-        let Some(spec) = self.spec.get_mut() else {
-            return Ok(());
-        };
-        spec.data_volume_templates.load()?;
-        if let Some(template) = spec.template.get_mut().and_then(|t| t.spec.get_mut()) {
-            template.domain.load()?;
-            template.volumes.load()?;
-            template.networks.load()?;
-        }
-        Ok(())
+    pub(crate) fn data_volume_templates(self) -> &'v [ClaimTemplate<'a>] {
+        let templates = self.0.spec().and_then(|s| s.data_volume_templates.read());
+        templates.map_or(&[], |t| &t.items)
     }
 }
 
 /// A VM read whole, every member loaded (the tools' reading; admission loads only what its
-/// rules need).
-pub(crate) fn parse_whole(text: &str) -> Result<Option<Vm<'_>>, String> {
-    let mut vm = crate::view::parse::<Vm>(text)?;
-    if let Some(vm) = vm.as_mut() {
-        vm.load_later()?;
-    }
+/// rules need); `null` reads as an empty VM.
+pub(crate) fn parse_whole(text: &str) -> Result<Vm<'_>, String> {
+    let mut vm = crate::view::parse::<Vm>(text)?.unwrap_or_default();
+    vm.load_later()?;
     Ok(vm)
 }
+
+/// A VM with no members: what a VM that cannot be read reads as in the tools.
+static EMPTY: Vm<'static> = Vm {
+    metadata: Field::Absent,
+    spec: Field::Absent,
+    _text: std::marker::PhantomData,
+};
 
 /// Sets `metadata.labels[key] = value` of a VM or a template, creating `metadata` and `labels`
 /// when absent or `null` (the shape checks ruled out other types).

@@ -10,7 +10,7 @@ use crate::configuration::{Configuration, Rules};
 use crate::view::{Field, List, Scalar, Seen, view};
 use crate::vm::{
     self, Cpu, CpuFeature, Device, Disk, Hyperv, Interface, Labels, LaunchSecurity, Network,
-    Toggle, Vm,
+    Toggle, Whole,
 };
 
 /// The expanded VMI: every list and field the reasons of `migratability` read. It borrows the
@@ -109,16 +109,18 @@ fn set(field: &Field<LaunchSecurity>) -> bool {
 
 /// Builds the VMI of `vm` under `config` (`rules`: `preferredLaunchSecurity` exists from v1.9).
 pub(crate) fn expand<'a>(
-    vm: &'a Vm<'a>,
+    whole: Whole<'a, 'a>,
     sources: Sources<'a>,
     config: &Configuration,
     rules: Rules,
 ) -> Vmi<'a> {
+    let vm = whole.vm();
     // Without `spec.template.spec` there is no VMI to build (KubeVirt refuses such a VM).
     let Some(spec) = vm.template_spec() else {
         return Vmi::default();
     };
-    let domain = vm.domain();
+    let domain = whole.domain();
+    let networks = whole.networks();
     let devices = domain.and_then(|d| d.devices.get());
     let cpu = domain.and_then(|d| d.cpu.get());
     let features = domain.and_then(|d| d.features.get());
@@ -128,7 +130,7 @@ pub(crate) fn expand<'a>(
     let mut vmi = Vmi {
         annotations: annotations.map_or_else(Cow::default, Cow::Borrowed),
         interfaces: Cow::Borrowed(devices.map_or(&[], |d| &d.interfaces.items)),
-        networks: Cow::Borrowed(&spec.networks.items),
+        networks: Cow::Borrowed(networks.map_or(&[], |n| &n.items)),
         host_devices: Cow::Borrowed(devices.map_or(&[], |d| &d.host_devices.items)),
         gpus: Cow::Borrowed(devices.map_or(&[], |d| &d.gpus.items)),
         disks: Cow::Borrowed(devices.map_or(&[], |d| &d.disks.items)),
@@ -152,7 +154,7 @@ pub(crate) fn expand<'a>(
     let unset = |list: Option<&List<_>>| list.is_none_or(|l: &List<_>| !l.set);
     if autoattach != Some(&Scalar::Bool(false))
         && unset(devices.map(|d| &d.interfaces))
-        && !spec.networks.set
+        && !networks.is_some_and(|n| n.set)
     {
         let binding = config.default_interface().to_owned();
         let mut interface = Interface {

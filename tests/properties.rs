@@ -6,8 +6,7 @@
 //! `spec.template.metadata.labels[K]`, the parent maps they create, and
 //! `spec.template.spec.evictionStrategy` when a setting asks for it).
 //! (iv) the answer does not depend on how the payload is written: the request's members in any
-//! order (the module reads a VM's `object` in the payload's one pass only when `kind` came before
-//! it) and a key written with an escape.
+//! order and a key written with an escape.
 //! 4 properties × 4,000 cases = 16,000 cases per run; `PROPTEST_CASES` overrides the count.
 
 use proptest::collection::{btree_map, vec};
@@ -694,8 +693,8 @@ proptest! {
     #![proptest_config(config())]
 
     /// (iv) The same request, its members written in another order or a key escaped: the same
-    /// answer, byte for byte. The API server writes `kind` before `object` (the one pass); the
-    /// reference writes it after (the object read from its own text, as a whole).
+    /// answer, byte for byte. The API server writes `kind` before `object`; the reference writes
+    /// it after.
     #[test]
     fn the_answer_does_not_depend_on_how_the_payload_is_written(
         object in prop_oneof![8 => vm(), 1 => any_json()],

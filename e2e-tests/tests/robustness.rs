@@ -204,10 +204,8 @@ fn duplicate_keys_on_an_edited_path_are_spliced() {
     );
 }
 
-/// The module reads a VirtualMachine's `object` in the payload's one pass when `request.kind`
-/// comes before it (as the API server writes it), from the object's own text otherwise, and
-/// splices a mutation into the payload's `object` or, when a key on the way is escaped, into the
-/// object's text. Every way of writing the same request gets the same answer, byte for byte.
+/// Every way of writing the same request (members in another order, a key escaped) gets the same
+/// answer, byte for byte.
 #[test]
 fn the_answer_does_not_depend_on_how_the_payload_is_written() {
     let instance = host().instance().unwrap();

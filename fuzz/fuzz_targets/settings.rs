@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
     // Accepted settings are one JSON value (fuzz/regressions/settings/trailing-bytes-*: `{} x`
     // used to be valid). Checked for its syntax, not as a `Value`: a member no field reads may hold
     // a number beyond f64, which JSON allows and a `Value` cannot hold (regressions/settings/
-    // number-beyond-f64-*; serde's derive accepted it too, tests/settings_reader.rs).
+    // number-beyond-f64-*; serde's derive accepts it too).
     serde_json::from_slice::<Box<serde_json::value::RawValue>>(data)
         .expect("accepted settings are one JSON value");
     let settings = std::str::from_utf8(data).expect("accepted settings are UTF-8");

@@ -12,7 +12,7 @@ use crate::request::Operation;
 use crate::review::Review;
 use crate::settings::Settings;
 use crate::strategy::EvictionStrategy;
-use crate::vm::Vm;
+use crate::vm::{Vm, Whole};
 
 /// A VM as the policy reads it for V7, without the "only when it matters" economy of admission:
 /// what the tools (the drain preview) need for every VM.
@@ -33,13 +33,14 @@ pub struct Assessment {
 /// every claim the spec does not describe (with `clusterLookups`). The node-dependent reasons are
 /// among the warnings.
 pub fn assess(vm: &Value, settings: &Settings, cluster: &dyn Cluster) -> Assessment {
-    // A VM that is not an object reads as an empty one.
+    // A VM that is not an object, or cannot be read, reads as an empty one.
     let text = vm.to_string();
-    let vm: Vm = crate::vm::parse_whole(&text)
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let vm = &vm;
+    let read = crate::vm::parse_whole(&text).ok();
+    let whole = read
+        .as_ref()
+        .and_then(Vm::whole)
+        .unwrap_or_else(Whole::empty);
+    let vm = whole.vm();
     let namespace = vm.namespace();
     let review = Review::new(Operation::Create, settings, namespace, cluster, None);
     let (eviction_strategy, source) = match effective_without_lookup(vm, settings) {
@@ -57,7 +58,7 @@ pub fn assess(vm: &Value, settings: &Settings, cluster: &dyn Cluster) -> Assessm
         },
         None => (None, StrategySource::Default),
     };
-    let mut findings = findings(vm, &review);
+    let mut findings = findings(whole, &review);
     let node = findings.node.iter().map(ToString::to_string);
     findings.warnings.extend(node);
     findings.warnings.extend(review.cluster.warning());

@@ -12,7 +12,7 @@ use crate::migratability::{Context, Findings, needs, reasons_of};
 use crate::review::Review;
 use crate::settings::Settings;
 use crate::view::{self, Field, Members, Scalar};
-use crate::vm::{self, Spec, Vm};
+use crate::vm::{self, Spec, Vm, Whole};
 use crate::vmi::{self, Instancetype, Preference, Sources};
 
 pub(super) const FIELD: &str = "spec.template.spec.evictionStrategy";
@@ -95,15 +95,15 @@ fn known(review: &Review) -> (Configuration, Option<Rules>) {
 /// What keeps the VM from migrating, with the lookups of rule V7 (docs/rules.md) in their order:
 /// (the KubeVirt CR, read by [`blocking`] when the strategy needed it,) the instancetype, the preference, the
 /// KubeVirt CR when a reason depends on its configuration or release, the claims.
-pub(super) fn findings(vm: &Vm, review: &Review) -> Findings {
+pub(super) fn findings(vm: Whole, review: &Review) -> Findings {
     let settings = review.settings;
     let lookups = settings.cluster_lookups;
     let mut warnings = Vec::new();
     let instancetype = lookups
-        .then(|| matcher(vm, review, Matcher::INSTANCETYPE, &mut warnings))
+        .then(|| matcher(&vm, review, Matcher::INSTANCETYPE, &mut warnings))
         .flatten();
     let preference = lookups
-        .then(|| matcher(vm, review, Matcher::PREFERENCE, &mut warnings))
+        .then(|| matcher(&vm, review, Matcher::PREFERENCE, &mut warnings))
         .flatten();
     // The cluster answers with the specs' text: a view of each shares the VM's reader.
     let instancetype_view: Option<Instancetype> =

@@ -23,7 +23,7 @@ use crate::settings::{NonMigratable, Settings};
 use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE};
 use crate::verdict::Verdict;
 use crate::view::{Scalar, shown};
-use crate::vm::Vm;
+use crate::vm::{Vm, Whole};
 use crate::vmi::{self, Sources};
 
 /// The mutation step: M3, then V7's `fix`. Both act only on a VM that sets no strategy of its own
@@ -84,11 +84,13 @@ fn blocking(vm: &Vm, review: &Review) -> Option<Findings> {
     if settings.eviction_strategy.non_migratable == NonMigratable::Ignore {
         return None;
     }
+    // Read when V7 may apply ([`reads_devices`]).
+    let whole = vm.whole();
     let strategy = match effective_without_lookup(vm, settings) {
         Some((strategy, _)) => strategy,
         None if !settings.cluster_lookups => return None,
         // Only a VM that could block a drain is worth the KubeVirt CR.
-        None if !could_block(vm, settings) => return None,
+        None if whole.is_some_and(|vm| !could_block(vm, settings)) => return None,
         None => Cow::Owned(
             review
                 .cluster
@@ -101,13 +103,21 @@ fn blocking(vm: &Vm, review: &Review) -> Option<Findings> {
     if strategy != LIVE_MIGRATE {
         return None;
     }
-    Some(findings(vm, review))
+    Some(match whole {
+        Some(vm) => findings(vm, review),
+        None => Findings {
+            warnings: vec![format!(
+                "{FIELD}: the VM's devices were not read; not checked"
+            )],
+            ..Findings::default()
+        },
+    })
 }
 
 /// Whether a VM may have a reason at all: one its spec shows under the configuration the settings
 /// give, one that depends on the cluster's configuration or release, a claim or an instancetype
 /// or preference to read.
-fn could_block(vm: &Vm, settings: &Settings) -> bool {
+fn could_block(vm: Whole, settings: &Settings) -> bool {
     let kubevirt = &settings.kubevirt;
     let config = kubevirt.configuration.clone().unwrap_or_default();
     let rules = kubevirt.rules().unwrap_or(Rules::V1_9);
@@ -123,7 +133,7 @@ fn could_block(vm: &Vm, settings: &Settings) -> bool {
         || need.configuration
         || need.version
         || !external_claims(vm).is_empty()
-        || names_instancetype(vm)
+        || names_instancetype(&vm)
 }
 
 /// V6: the VM's strategy must be allowed, unless an UPDATE keeps it unchanged.

@@ -1,71 +1,71 @@
 //! [`Later`]: a member of a view read only when a rule needs it.
 
-use std::ops::Deref;
-
 use serde_json::value::RawValue;
 
 use super::{AsSlot, Slot, read};
 
-/// A member read only when the rules need it: the one pass keeps its text (delimiting it costs
+/// A member read only when the rules need it: the first reading keeps its text (delimiting it costs
 /// what skipping it costs), and [`Later::load`] reads it as `T`. For what only V7 reads of a VM
 /// (its devices, volumes, networks), so that a request V7 does not apply to does not pay for
-/// reading them.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Later<'a, T> {
-    text: Option<&'a RawValue>,
-    value: T,
-    loaded: bool,
+/// reading them. Until it is loaded there is no value to read: [`Later::read`] is `None`.
+#[derive(Debug, Clone)]
+pub(crate) enum Later<'a, T> {
+    /// Absent, or the member's text, not read yet.
+    Kept(Option<&'a RawValue>),
+    /// Read (absent: `T`'s default, an absent member's reading).
+    Read(T),
+}
+
+impl<T> Default for Later<'_, T> {
+    fn default() -> Self {
+        Later::Kept(None)
+    }
 }
 
 impl<'a, T: AsSlot<'a> + Default> Later<'a, T> {
-    /// The member's slot in the one pass: read at once when `now`, else kept for later.
+    /// The member's slot in the first reading: read at once when `now`, else kept for later.
     pub(crate) fn slot_when(&mut self, now: bool) -> Slot<'_, 'a> {
         if !now {
             return AsSlot::slot(self);
         }
-        self.text = None;
-        self.loaded = true;
-        self.value = T::default();
-        self.value.slot()
+        *self = Later::Read(T::default());
+        match self {
+            Later::Read(value) => value.slot(),
+            Later::Kept(_) => Slot::Skip,
+        }
     }
 
-    /// Reads the member (once); an error only for serde_json's nesting limit, as the one pass
-    /// delimited the text.
+    /// Reads the member (once); an error only for serde_json's nesting limit, as the first
+    /// reading delimited the text.
     pub(crate) fn load(&mut self) -> Result<(), String> {
-        load(&mut self.loaded, self.text, self.value.slot())
+        if let Later::Kept(text) = *self {
+            let mut value = T::default();
+            if let Some(text) = text {
+                read(text.get(), value.slot())?;
+            }
+            *self = Later::Read(value);
+        }
+        Ok(())
     }
 }
 
-/// [`Later::load`], whatever the type.
-#[inline(never)]
-fn load<'a>(
-    loaded: &mut bool,
-    text: Option<&'a RawValue>,
-    slot: Slot<'_, 'a>,
-) -> Result<(), String> {
-    match (std::mem::replace(loaded, true), text) {
-        (false, Some(text)) => read(text.get(), slot),
-        _ => Ok(()),
+impl<T> Later<'_, T> {
+    /// The member as read; `None` until [`Later::load`].
+    pub(crate) fn read(&self) -> Option<&T> {
+        match self {
+            Later::Read(value) => Some(value),
+            Later::Kept(_) => None,
+        }
     }
 }
 
-impl<T> Deref for Later<'_, T> {
-    type Target = T;
-    /// The member as read, `T`'s default until [`Later::load`].
-    fn deref(&self) -> &T {
-        debug_assert!(
-            self.loaded || self.text.is_none(),
-            "a member read before it was loaded"
-        );
-        &self.value
-    }
-}
-
-impl<'a, T: Default> AsSlot<'a> for Later<'a, T> {
+impl<'a, T> AsSlot<'a> for Later<'a, T> {
     fn slot(&mut self) -> Slot<'_, 'a> {
         // A repeated key starts over: the last one counts.
-        self.value = T::default();
-        self.loaded = false;
-        Slot::Raw(&mut self.text)
+        *self = Later::Kept(None);
+        match self {
+            Later::Kept(text) => Slot::Raw(text),
+            Later::Read(_) => Slot::Skip,
+        }
     }
 }

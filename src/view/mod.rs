@@ -13,12 +13,10 @@ use serde::de::{
 };
 use serde_json::value::RawValue;
 
-mod keyed;
 mod later;
+pub(crate) mod objects;
 mod scalar;
-pub(crate) mod typed;
 
-pub use keyed::Keyed;
 pub(crate) use later::Later;
 pub(crate) use scalar::{Scalar, shown};
 
@@ -134,12 +132,6 @@ impl<'a, V> Map<'a, V> {
 pub(crate) trait Members<'a> {
     /// Where the member `key` is read into (a map keeps its own copy of the key).
     fn slot(&mut self, key: &Cow<'a, str>) -> Slot<'_, 'a>;
-
-    /// A typed struct's members, each allowed once (serde's `duplicate field`); `None` for a
-    /// view: any key, the last of duplicates counts.
-    fn once(&self) -> Option<&'static [&'static str]> {
-        None
-    }
 }
 
 /// Where one member's value goes.
@@ -155,11 +147,6 @@ pub(crate) enum Slot<'s, 'a> {
     List(&'s mut dyn Items<'a>),
     /// Kept as raw JSON text.
     Raw(&'s mut Option<&'a RawValue>),
-    /// A member a strict struct does not have: refused with serde's `unknown field` message,
-    /// which lists the members it has.
-    Unknown(&'static [&'static str]),
-    /// A member of an owned struct, read as its type or refused.
-    Typed(typed::Typed<'s, 'a>),
 }
 
 /// A field's own slot.
@@ -264,16 +251,13 @@ impl<'a, V: AsSlot<'a> + Default> Members<'a> for Map<'a, V> {
 }
 
 /// A key, borrowed from the text unless it has escapes.
-/// `TYPED`: a key of a typed struct, read through its own instance of serde_json's key reading,
-/// so that the views' reading of a VM keeps one caller of it, which the compiler inlines (a shared
-/// one cost a VM's reading 3% more instructions, callgrind).
-pub(crate) struct Key<'a, const TYPED: bool = false>(pub(crate) Cow<'a, str>);
+struct Key<'a>(Cow<'a, str>);
 
-impl<'de, const TYPED: bool> Deserialize<'de> for Key<'de, TYPED> {
+impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor<const TYPED: bool>;
-        impl<'de, const TYPED: bool> Visitor<'de> for KeyVisitor<TYPED> {
-            type Value = Key<'de, TYPED>;
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a string")
             }
@@ -283,11 +267,8 @@ impl<'de, const TYPED: bool> Deserialize<'de> for Key<'de, TYPED> {
             fn visit_str<E: Error>(self, v: &str) -> Result<Self::Value, E> {
                 Ok(Key(Cow::Owned(v.to_owned())))
             }
-            fn visit_string<E: Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
         }
-        deserializer.deserialize_str(KeyVisitor::<TYPED>)
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
@@ -345,29 +326,16 @@ pub(crate) fn parse_array<'a, T: Members<'a> + Default>(text: &'a str) -> Result
     Ok(list.items)
 }
 
+/// The one reader of every view (one JSON value, nothing after it). Text, not bytes: serde_json
+/// then borrows strings without checking their UTF-8 again (bytes cost the VM's reading about a
+/// tenth more, `compare-modules`).
 #[inline(never)]
 fn read<'a>(text: &'a str, slot: Slot<'_, 'a>) -> Result<(), String> {
-    read_text(text, slot).map_err(|e| e.to_string())
-}
-
-/// Reads `text` (one JSON value) into the typed struct `value` (the `validate` payload): serde's
-/// message and position for a value of another type.
-pub(crate) fn read_typed<'a>(
-    text: &'a str,
-    value: &mut dyn typed::Shape<'a>,
-) -> Result<(), serde_json::Error> {
-    read_text(text, Slot::Typed(typed::Typed::Object(value)))
-}
-
-/// The one reader of every view and typed struct (one JSON value, nothing after it). Text, not
-/// bytes: serde_json then borrows strings without checking their UTF-8 again (bytes cost the VM's
-/// reading about a tenth more, `compare-modules`).
-fn read_text<'a>(text: &'a str, slot: Slot<'_, 'a>) -> Result<(), serde_json::Error> {
-    typed::clear_trail();
     let mut deserializer = serde_json::Deserializer::from_str(text);
     SlotSeed(slot)
         .deserialize(&mut deserializer)
         .and_then(|()| deserializer.end())
+        .map_err(|e| e.to_string())
 }
 
 // ---------------------------------------------------------------- the visitors
@@ -382,15 +350,12 @@ impl<'a> DeserializeSeed<'a> for SlotSeed<'_, 'a> {
             Slot::Skip => IgnoredAny::deserialize(deserializer).map(drop),
             Slot::Scalar(slot) => Scalar::deserialize(deserializer).map(|v| *slot = Some(v)),
             Slot::Value(slot) => Scalar::deserialize(deserializer).map(|v| *slot = v),
-            Slot::Seen(slot) => deserializer
-                .deserialize_option(SeenVisitor)
-                .map(|v| *slot = v),
+            Slot::Seen(slot) => {
+                Option::<IgnoredAny>::deserialize(deserializer).map(|v| *slot = Seen(v.is_some()))
+            }
             Slot::Object(slot) => deserializer.deserialize_any(ObjectVisitor(slot)),
             Slot::List(slot) => deserializer.deserialize_any(ListVisitor(slot)),
-            Slot::Raw(slot) => typed::read_raw(deserializer, slot),
-            Slot::Typed(typed) => typed::read(deserializer, typed),
-            // `read_members` refuses the member before reading it.
-            Slot::Unknown(_) => IgnoredAny::deserialize(deserializer).map(drop),
+            Slot::Raw(slot) => read_raw(deserializer, slot),
         }
     }
 }
@@ -399,42 +364,19 @@ fn read_members<'a, M: MapAccess<'a>>(
     members: &mut dyn Members<'a>,
     mut map: M,
 ) -> Result<(), M::Error> {
-    if let Some(fields) = members.once() {
-        return read_typed_members(members, map, fields);
-    }
-    while let Some(Key::<false>(key)) = map.next_key()? {
+    while let Some(Key(key)) = map.next_key()? {
         map.next_value_seed(SlotSeed(members.slot(&key)))?;
     }
     Ok(())
 }
 
-/// The members of a typed struct: each at most once, unknown ones refused when it is strict, and
-/// the member an error unwinds through noted for [`typed::trail`].
-fn read_typed_members<'a, M: MapAccess<'a>>(
-    members: &mut dyn Members<'a>,
-    mut map: M,
-    fields: &'static [&'static str],
-) -> Result<(), M::Error> {
-    let mut seen = 0u64;
-    while let Some(Key::<true>(key)) = map.next_key()? {
-        if let Some(index) = fields.iter().position(|f| *f == key) {
-            if seen & (1 << index) != 0 {
-                return Err(M::Error::duplicate_field(fields[index]));
-            }
-            seen |= 1 << index;
-        }
-        let slot = match members.slot(&key) {
-            Slot::Unknown(fields) => {
-                typed::passed_key(&key);
-                return Err(M::Error::unknown_field(&key, fields));
-            }
-            slot => slot,
-        };
-        if let Err(e) = map.next_value_seed(SlotSeed(slot)) {
-            typed::passed_key(&key);
-            return Err(e);
-        }
-    }
+/// Keeps a member as raw JSON text, out of line (the reading of a VM does not grow with it).
+#[inline(never)]
+fn read_raw<'a, D: Deserializer<'a>>(
+    deserializer: D,
+    slot: &mut Option<&'a RawValue>,
+) -> Result<(), D::Error> {
+    *slot = Some(Deserialize::deserialize(deserializer)?);
     Ok(())
 }
 
@@ -533,24 +475,6 @@ impl<'a> Visitor<'a> for ElementSeed<'_, 'a> {
     }
     fn visit_map<M: MapAccess<'a>>(self, map: M) -> Result<(), M::Error> {
         read_members(self.0.push(), map)
-    }
-}
-
-struct SeenVisitor;
-
-impl<'de> Visitor<'de> for SeenVisitor {
-    type Value = Seen;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_none<E: Error>(self) -> Result<Seen, E> {
-        Ok(Seen(false))
-    }
-    fn visit_unit<E: Error>(self) -> Result<Seen, E> {
-        Ok(Seen(false))
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Seen, D::Error> {
-        IgnoredAny::deserialize(d).map(|_| Seen(true))
     }
 }
 

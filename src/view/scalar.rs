@@ -4,14 +4,15 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Visitor};
-use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Number;
 
 /// A JSON value that a rule compares or shows: strings borrowed from the text. Numbers, arrays and
 /// objects, which no rule expects where a `Scalar` is read, are read too (arrays and objects
 /// within serde_json's recursion limit), to be shown in a message as JSON.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Serialised as JSON: what an edit writes into the answer, and how a message shows a value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(untagged)]
 pub(crate) enum Scalar<'a> {
     #[default]
     Null,
@@ -20,7 +21,12 @@ pub(crate) enum Scalar<'a> {
     Number(Number),
     Array(Vec<Scalar<'a>>),
     /// Members in the order written.
+    #[serde(serialize_with = "members")]
     Object(Vec<(String, Scalar<'a>)>),
+}
+
+fn members<S: Serializer>(members: &[(String, Scalar)], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(members.iter().map(|(key, value)| (key, value)))
 }
 
 impl<'a> Scalar<'a> {
@@ -113,29 +119,5 @@ impl<'de> Visitor<'de> for ScalarVisitor {
             members.push(member);
         }
         Ok(Scalar::Object(members))
-    }
-}
-
-/// As JSON: what an edit writes into the answer, and how a message shows a value.
-impl Serialize for Scalar<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Scalar::Null => serializer.serialize_unit(),
-            Scalar::Bool(b) => serializer.serialize_bool(*b),
-            Scalar::Str(text) => serializer.serialize_str(text),
-            Scalar::Number(number) => number.serialize(serializer),
-            Scalar::Array(elements) => {
-                let mut seq = serializer.serialize_seq(Some(elements.len()))?;
-                elements.iter().try_for_each(|e| seq.serialize_element(e))?;
-                seq.end()
-            }
-            Scalar::Object(members) => {
-                let mut map = serializer.serialize_map(Some(members.len()))?;
-                members
-                    .iter()
-                    .try_for_each(|(key, value)| map.serialize_entry(key, value))?;
-                map.end()
-            }
-        }
     }
 }
