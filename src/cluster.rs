@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 
 use crate::configuration::Configuration;
 use crate::listing::listed;
-use crate::view::objects::{object, objects, optional_object};
+use crate::object::view::objects::{object, objects, optional_object};
 
 /// What the policy reads of the KubeVirt CR, from one list call: the configuration (with the
 /// cluster's eviction strategy) and the release it runs.

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::listing::listed;
-use crate::view::objects::{objects, optional_object};
+use crate::object::view::objects::{objects, optional_object};
 
 /// `spec.configuration` of the KubeVirt CR, only the fields the rules read. Unknown fields are
 /// ignored (no `deny_unknown_fields`): a copy of a real CR's configuration is always accepted.

@@ -1,32 +1,25 @@
 //! vm-maintenance-strategy: a Kubewarden policy for KubeVirt VirtualMachines and the KubeVirt CR.
-//! This file only wires the waPC functions; `policy` is the pipeline, and docs/rules.md lists every
-//! rule with its ID, message and settings.
+//! This file only wires the modules and the waPC functions: `policy` is the pipeline, `rules/` the
+//! rules (docs/rules.md lists each with its ID, message, file and function), `object/` reading and
+//! writing the request's object, `admission/` the payload, the verdict and the answer.
 //!
 //! The library surface is what the waPC wiring, the native tests and the tools use:
 //! [`policy::validate`] (and [`policy::validate_with`] a [`cluster::Cluster`] of plain data),
 //! [`policy::validate_settings`], [`settings`], [`migratability`], [`eviction::assess`], and the
 //! vocabulary the cluster model shares ([`strategy`], [`reason`]).
 
-mod allowed;
+mod admission;
 pub mod cluster;
 pub mod configuration;
-pub mod eviction;
-mod kubevirt;
-mod labels;
 mod listing;
-pub mod migratability;
+mod object;
 pub mod policy;
 pub mod reason;
-mod request;
-mod response;
-mod review;
+mod rules;
 pub mod settings;
-mod splice;
 pub mod strategy;
-mod verdict;
-mod view;
-mod vm;
-mod vmi;
+
+pub use rules::{eviction, migratability};
 
 use kubewarden_policy_sdk::wapc_guest as guest;
 

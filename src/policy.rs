@@ -6,17 +6,17 @@
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::value::RawValue;
 
+use crate::admission::request::{Operation, Payload, Request};
+use crate::admission::response;
+use crate::admission::review::Review;
+use crate::admission::verdict::{MISCONFIGURED, UNPROCESSABLE, Verdict};
 use crate::cluster::{Cluster, Host};
-use crate::kubevirt::Cr;
-use crate::request::{Operation, Payload, Request};
-use crate::response;
-use crate::review::Review;
+use crate::object::splice::{Edit, splice};
+use crate::object::view::{self, Scalar};
+use crate::object::vm::{self, OwnedPaths, Vm};
+use crate::rules::kubevirt::Cr;
+use crate::rules::{eviction, kubevirt, labels};
 use crate::settings::Settings;
-use crate::splice::{Edit, splice};
-use crate::verdict::{MISCONFIGURED, UNPROCESSABLE, Verdict};
-use crate::view::{self, Scalar};
-use crate::vm::{self, OwnedPaths, Vm};
-use crate::{eviction, kubevirt, labels};
 
 /// A mutation step: may edit only the paths its rules own, and may add warnings about what it did.
 type Mutation = fn(&mut Vm, &Review, &mut Verdict);

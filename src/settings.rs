@@ -7,11 +7,11 @@ use serde::Deserialize;
 
 use crate::configuration::{Configuration, Rules, parse_version};
 use crate::listing::listed;
+use crate::object::view::objects::{object, objects, optional_object};
 use crate::strategy::{
     DEFAULT_LABEL_KEY, DEFAULT_MAINTENANCE_STRATEGY, EVICTION_STRATEGIES, LIVE_MIGRATE_IF_POSSIBLE,
     MAINTENANCE_STRATEGIES, is_eviction_strategy,
 };
-use crate::view::objects::{object, objects, optional_object};
 
 /// What to do about a finding that is not always an error.
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]

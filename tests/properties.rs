@@ -726,7 +726,7 @@ proptest! {
 /// used to re-serialise the whole object from a `serde_json::Value`, so numbers that serde_json
 /// cannot hold exactly came back changed (floats whose parse is not correctly rounded, integers
 /// beyond 64 bits). docs/rules.md: outside the owned paths the answer is the request's own text.
-/// Fixed by splicing (`src/splice.rs`): the answer copies the request's text outside the owned
+/// Fixed by splicing (`src/object/splice.rs`): the answer copies the request's text outside the owned
 /// paths, so the numbers must come back as the very same text.
 #[test]
 fn numbers_survive_a_mutation() {

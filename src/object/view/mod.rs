@@ -286,14 +286,14 @@ macro_rules! view {
             pub(crate) _text: ::std::marker::PhantomData<&$a str>,
         }
 
-        impl<$a> $crate::view::Members<$a> for $name<$a> {
+        impl<$a> $crate::object::view::Members<$a> for $name<$a> {
             fn slot(
                 &mut self,
                 key: &::std::borrow::Cow<$a, str>,
-            ) -> $crate::view::Slot<'_, $a> {
+            ) -> $crate::object::view::Slot<'_, $a> {
                 match key.as_ref() {
-                    $($key => $crate::view::AsSlot::slot(&mut self.$field),)*
-                    _ => $crate::view::Slot::Skip,
+                    $($key => $crate::object::view::AsSlot::slot(&mut self.$field),)*
+                    _ => $crate::object::view::Slot::Skip,
                 }
             }
         }

@@ -6,14 +6,14 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
+use crate::admission::review::Review;
 use crate::configuration::{Configuration, Rules, parse_version};
 use crate::listing::listed;
-use crate::migratability::{Context, Findings, needs, reasons_of};
-use crate::review::Review;
+use crate::object::view::{self, Field, Members, Scalar};
+use crate::object::vm::{self, Spec, Vm, Whole};
+use crate::rules::migratability::{Context, Findings, needs, reasons_of};
+use crate::rules::vmi::{self, Instancetype, Preference, Sources};
 use crate::settings::Settings;
-use crate::view::{self, Field, Members, Scalar};
-use crate::vm::{self, Spec, Vm, Whole};
-use crate::vmi::{self, Instancetype, Preference, Sources};
 
 pub(super) const FIELD: &str = "spec.template.spec.evictionStrategy";
 

@@ -7,8 +7,8 @@
 use std::borrow::Cow;
 
 use crate::configuration::{Configuration, Rules};
-use crate::view::{Field, List, Scalar, Seen, view};
-use crate::vm::{
+use crate::object::view::{Field, List, Scalar, Seen, view};
+use crate::object::vm::{
     self, Cpu, CpuFeature, Device, Disk, Hyperv, Interface, Labels, LaunchSecurity, Network,
     Toggle, Whole,
 };

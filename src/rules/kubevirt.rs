@@ -1,11 +1,11 @@
 //! The KubeVirt CR rules K1–K3 (docs/rules.md): validation only, the CR is never mutated.
 
-use crate::allowed::{Allowance, allowance};
+use crate::admission::review::Review;
+use crate::admission::verdict::Verdict;
 use crate::listing::listed;
-use crate::review::Review;
+use crate::object::view::{Field, Scalar, shown, view};
+use crate::rules::allowed::{Allowance, allowance};
 use crate::settings::KubevirtSettings;
-use crate::verdict::Verdict;
-use crate::view::{Field, Scalar, shown, view};
 
 const EVICTION: &str = "spec.configuration.evictionStrategy";
 const METHODS: &str = "spec.workloadUpdateStrategy.workloadUpdateMethods";

@@ -8,10 +8,10 @@ use serde_json::Value;
 
 use crate::configuration::{Configuration, Rules};
 use crate::listing::listed;
+use crate::object::view::{self, Scalar};
+use crate::object::vm::{self, Disk, Interface, Whole, name_of};
 use crate::reason::{Reason, ReasonKind};
-use crate::view::{self, Scalar};
-use crate::vm::{self, Disk, Interface, Whole, name_of};
-use crate::vmi::{self, Sources, Vmi};
+use crate::rules::vmi::{self, Sources, Vmi};
 
 /// Harvester's annotation holding the VM's PVC templates as a JSON array.
 pub(crate) const VOLUME_CLAIM_TEMPLATES: &str = "harvesterhci.io/volumeClaimTemplates";
@@ -69,7 +69,7 @@ pub(crate) fn reasons_of(vmi: &Vmi, context: &Context) -> Findings {
 /// configuration, the newest rules (v1.9), claims only from the VM's own templates.
 pub fn non_migratable_reasons(vm: &Value) -> Findings {
     let text = vm.to_string();
-    let vm = match crate::vm::parse_whole(&text) {
+    let vm = match crate::object::vm::parse_whole(&text) {
         Ok(vm) => vm,
         Err(why) => {
             return Findings {
@@ -444,7 +444,7 @@ pub(crate) fn external_claims<'v>(vm: Whole<'v, '_>) -> Vec<&'v str> {
 }
 
 /// Whether the VM names an instancetype or a preference.
-pub(crate) fn names_instancetype(vm: &crate::vm::Vm) -> bool {
+pub(crate) fn names_instancetype(vm: &crate::object::vm::Vm) -> bool {
     vm.spec()
         .is_some_and(|s| s.instancetype.is_set() || s.preference.is_set())
 }

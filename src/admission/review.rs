@@ -6,11 +6,11 @@ use std::cell::OnceCell;
 
 use serde_json::value::RawValue;
 
+use crate::admission::request::Operation;
 use crate::cluster::{Cluster, Lookups};
-use crate::request::Operation;
+use crate::object::view::{self, Scalar};
+use crate::object::vm::Vm;
 use crate::settings::Settings;
-use crate::view::{self, Scalar};
-use crate::vm::Vm;
 
 pub(crate) struct Review<'a> {
     pub(crate) operation: Operation,

@@ -11,20 +11,20 @@ use lookups::{FIELD, effective_without_lookup, findings};
 
 use std::borrow::Cow;
 
-use crate::allowed::{Allowance, allowance};
+use crate::admission::review::Review;
+use crate::admission::verdict::Verdict;
 use crate::configuration::Rules;
 use crate::listing::listed;
-use crate::migratability::{
+use crate::object::view::{Scalar, shown};
+use crate::object::vm::{Vm, Whole};
+use crate::reason;
+use crate::rules::allowed::{Allowance, allowance};
+use crate::rules::migratability::{
     Context, Findings, external_claims, names_instancetype, needs, reasons_of,
 };
-use crate::reason;
-use crate::review::Review;
+use crate::rules::vmi::{self, Sources};
 use crate::settings::{NonMigratable, Settings};
 use crate::strategy::{LIVE_MIGRATE, LIVE_MIGRATE_IF_POSSIBLE};
-use crate::verdict::Verdict;
-use crate::view::{Scalar, shown};
-use crate::vm::{Vm, Whole};
-use crate::vmi::{self, Sources};
 
 /// The mutation step: M3, then V7's `fix`. Both act only on a VM that sets no strategy of its own
 /// in the request, so `fix` still applies after M3 set a `LiveMigrate` default.
@@ -73,7 +73,7 @@ pub(crate) fn validate(vm: &Vm, review: &Review, verdict: &mut Verdict) {
 /// its own other than `LiveMigrate`, which no mutation changes.
 pub(crate) fn reads_devices(vm: &Vm, settings: &Settings) -> bool {
     settings.eviction_strategy.non_migratable != NonMigratable::Ignore
-        && crate::vm::v7_may_apply(vm.eviction_strategy())
+        && crate::object::vm::v7_may_apply(vm.eviction_strategy())
 }
 
 /// V7's question, with the cluster read only where its answer can change the outcome: `Some`

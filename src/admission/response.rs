@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use crate::splice::Spliced;
-use crate::verdict::{BAD_REQUEST, Verdict};
+use crate::admission::verdict::{BAD_REQUEST, Verdict};
+use crate::object::splice::Spliced;
 
 /// The SDK's `ValidationResponse` field for field, as it goes on the wire, except that
 /// `mutated_object` is the request's object spliced (`splice`), written straight into the answer.

@@ -1,7 +1,7 @@
 //! The rule V2/V3, V6 and K1 share: a value must be one of a configured list, unless an UPDATE
 //! keeps the old object's value unchanged (so controllers can still operate old objects).
 
-use crate::view::Scalar;
+use crate::object::view::Scalar;
 
 /// How a value stands against its allowed list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

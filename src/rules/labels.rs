@@ -1,14 +1,14 @@
 //! The maintenance-mode strategy label rules (docs/rules.md): M1, M2 (mutation) and V1–V5
 //! (validation).
 
-use crate::allowed::{Allowance, allowance};
+use crate::admission::review::Review;
+use crate::admission::verdict::Verdict;
 use crate::listing::listed;
-use crate::review::Review;
+use crate::object::view::{Field, Scalar, shown};
+use crate::object::vm::{self, Labels, Metadata, Vm};
+use crate::rules::allowed::{Allowance, allowance};
 use crate::settings::Mode;
 use crate::strategy::is_maintenance_strategy;
-use crate::verdict::Verdict;
-use crate::view::{Field, Scalar, shown};
-use crate::vm::{self, Labels, Metadata, Vm};
 
 /// G5: the two label maps (and the `metadata` holding them) must be objects or `null`; the
 /// message names the first that is not.

@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 use std::ops::Deref;
 
+use crate::object::view::{AsSlot, Field, Later, List, Map, Members, Scalar, Seen, Slot, view};
 use crate::strategy::LIVE_MIGRATE;
-use crate::view::{AsSlot, Field, Later, List, Map, Members, Scalar, Seen, Slot, view};
 
 /// A label or annotation map.
 pub(crate) type Labels<'a> = Map<'a, Scalar<'a>>;
@@ -396,7 +396,7 @@ impl<'v, 'a> Whole<'v, 'a> {
 /// A VM read whole, every member loaded (the tools' reading; admission loads only what its
 /// rules need); `null` reads as an empty VM.
 pub(crate) fn parse_whole(text: &str) -> Result<Vm<'_>, String> {
-    let mut vm = crate::view::parse::<Vm>(text)?.unwrap_or_default();
+    let mut vm = crate::object::view::parse::<Vm>(text)?.unwrap_or_default();
     vm.load_later()?;
     Ok(vm)
 }
@@ -423,7 +423,7 @@ pub(crate) fn set_label<'a>(metadata: &mut Field<Metadata<'a>>, key: &str, value
 pub(crate) fn name_of(name: &Option<Scalar>, device_name: &Option<Scalar>) -> String {
     match name.as_ref().or(device_name.as_ref()) {
         Some(Scalar::Str(name)) => name.as_ref().to_owned(),
-        Some(other) => crate::view::shown(Some(other)),
+        Some(other) => crate::object::view::shown(Some(other)),
         None => "(unnamed)".to_owned(),
     }
 }

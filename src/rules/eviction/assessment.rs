@@ -6,13 +6,13 @@ use super::lookups::{StrategySource, effective_without_lookup, findings};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::admission::request::Operation;
+use crate::admission::review::Review;
 use crate::cluster::Cluster;
+use crate::object::vm::{Vm, Whole};
 use crate::reason::Reason;
-use crate::request::Operation;
-use crate::review::Review;
 use crate::settings::Settings;
 use crate::strategy::EvictionStrategy;
-use crate::vm::{Vm, Whole};
 
 /// A VM as the policy reads it for V7, without the "only when it matters" economy of admission:
 /// what the tools (the drain preview) need for every VM.
@@ -35,7 +35,7 @@ pub struct Assessment {
 pub fn assess(vm: &Value, settings: &Settings, cluster: &dyn Cluster) -> Assessment {
     // A VM that is not an object, or cannot be read, reads as an empty one.
     let text = vm.to_string();
-    let read = crate::vm::parse_whole(&text).ok();
+    let read = crate::object::vm::parse_whole(&text).ok();
     let whole = read
         .as_ref()
         .and_then(Vm::whole)

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::view::objects::{object, objects};
+use crate::object::view::objects::{object, objects};
 
 /// The payload: its request and the settings' raw text.
 #[derive(Deserialize)]

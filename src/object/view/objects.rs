@@ -20,7 +20,7 @@ pub(crate) trait Object<'de>: Deserialize<'de> {
 /// Declares [`Object`] for structs, each with what an error says it expected.
 macro_rules! objects {
     ($($name:ident $(<$a:lifetime>)? => $expecting:literal,)*) => {
-        $(impl<'de $(: $a, $a)?> $crate::view::objects::Object<'de> for $name $(<$a>)? {
+        $(impl<'de $(: $a, $a)?> $crate::object::view::objects::Object<'de> for $name $(<$a>)? {
             const EXPECTING: &'static str = $expecting;
         })*
     };
