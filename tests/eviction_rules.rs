@@ -1,8 +1,10 @@
-//! docs/rules.md: migratability reasons, M3, V6, V7 and K1–K3, natively; one table each.
+//! docs/rules.md, V7's reasons: `migratability::non_migratable_reasons`, the function the tools
+//! share with the policy, on its own. The rules M3, V6, V7 and K1–K3 are cases of
+//! e2e-tests/cases/eviction.yaml and kubevirt.yaml.
 
 mod common;
 
-use common::{Case, fixture, patched, run, vm_request};
+use common::{fixture, patched};
 use serde_json::{Value, json};
 use vm_maintenance_strategy::migratability::non_migratable_reasons;
 
@@ -188,106 +190,4 @@ fn every_reason_a_vm_cannot_live_migrate() {
         assert_eq!(got_reasons, want_reasons, "{name}");
         assert_eq!(got_warnings, want_warnings, "{name}");
     }
-}
-
-fn warn_text(reasons: &str) -> String {
-    format!(
-        "spec.template.spec.evictionStrategy: LiveMigrate blocks drains, not migratable ({reasons})"
-    )
-}
-fn reject_text(reasons: &str) -> String {
-    format!(
-        "spec.template.spec.evictionStrategy: VM cannot live-migrate ({reasons}) and would block node drains with LiveMigrate; use LiveMigrateIfPossible or None"
-    )
-}
-
-#[test]
-fn m3_v6_v7_eviction_strategy() {
-    let db = || fixture("db-01-rwo-livemigrate");
-    let db_unset = || {
-        patched(
-            db(),
-            &json!([{"op": "remove", "path": "/spec/template/spec/evictionStrategy"}]),
-        )
-    };
-    let rwo = "DisksNotLiveMigratable: volume db-01-data (ReadWriteOnce)";
-    let cpu = "spec.template.spec.evictionStrategy: may block drains (CPUModeLiveMigratable: host-model CPU, if the node has no host model)";
-    let mode = |m: &str| json!({"evictionStrategy": {"nonMigratable": m}});
-    run(vec![
-        Case::new("V7 warn by default", vm_request("CREATE", db(), None)).warns(warn_text(rwo)).warns(cpu),
-        Case::new("V7 reject", vm_request("CREATE", db(), None)).settings(mode("reject")).rejects(reject_text(rwo)).warns(cpu),
-        Case::new("V7 ignore", vm_request("CREATE", db(), None)).settings(mode("ignore")),
-        Case::new("V7 fix never overwrites an explicit LiveMigrate", vm_request("CREATE", db(), None))
-            .settings(mode("fix")).rejects(reject_text(rwo)).warns(cpu),
-        Case::new("V7 fix under clusterDefault LiveMigrate", vm_request("CREATE", db_unset(), None))
-            .settings(json!({"evictionStrategy": {"nonMigratable": "fix", "clusterDefault": "LiveMigrate"}}))
-            .warns(format!("spec.template.spec.evictionStrategy: set to LiveMigrateIfPossible, not migratable ({rwo})"))
-            .sets("/spec/template/spec/evictionStrategy", json!("LiveMigrateIfPossible")),
-        Case::new("V7 clusterDefault LiveMigrate, warn", vm_request("CREATE", db_unset(), None))
-            .settings(json!({"evictionStrategy": {"clusterDefault": "LiveMigrate"}}))
-            .warns(warn_text(rwo)).warns(cpu),
-        Case::new("V7 clusterDefault LiveMigrateIfPossible", vm_request("CREATE", db_unset(), None))
-            .settings(json!({"evictionStrategy": {"clusterDefault": "LiveMigrateIfPossible", "nonMigratable": "reject"}})),
-        Case::new("V7 not LiveMigrate: no conflict (ml-train-01)", vm_request("CREATE", fixture("ml-train-01-gpu"), None))
-            .settings(mode("reject")),
-        Case::new("V7 validate only, reject", vm_request("CREATE", db(), None))
-            .settings(json!({"mutate": false, "evictionStrategy": {"nonMigratable": "reject"}}))
-            .rejects(reject_text(rwo)).warns(cpu),
-        Case::new("M3 default set", vm_request("CREATE", db_unset(), None))
-            .settings(json!({"evictionStrategy": {"default": "LiveMigrateIfPossible"}}))
-            .sets("/spec/template/spec/evictionStrategy", json!("LiveMigrateIfPossible")),
-        Case::new("M3 an explicit value is kept", vm_request("CREATE", fixture("web-01-migratable"), None))
-            .settings(json!({"evictionStrategy": {"default": "None"}})),
-        Case::new("M3 default LiveMigrate then V7 fix", vm_request("CREATE", db_unset(), None))
-            .settings(json!({"evictionStrategy": {"default": "LiveMigrate", "nonMigratable": "fix"}}))
-            .warns(format!("spec.template.spec.evictionStrategy: set to LiveMigrateIfPossible, not migratable ({rwo})"))
-            .sets("/spec/template/spec/evictionStrategy", json!("LiveMigrateIfPossible")),
-        Case::new("V6 not allowed", vm_request("CREATE", db(), None))
-            .settings(json!({"evictionStrategy": {"allowed": ["None"], "nonMigratable": "ignore"}}))
-            .rejects("spec.template.spec.evictionStrategy: unsupported value \"LiveMigrate\" (valid: None)"),
-        Case::new("V6 a number", vm_request("CREATE", patched(fixture("web-01-migratable"), &json!([
-            {"op": "replace", "path": "/spec/template/spec/evictionStrategy", "value": 1}])), None))
-            .rejects("spec.template.spec.evictionStrategy: unsupported value \"1\" (valid: LiveMigrate, LiveMigrateIfPossible, None, External)"),
-        Case::new("V6 kept on UPDATE", vm_request("UPDATE", db(), Some(db())))
-            .settings(json!({"evictionStrategy": {"allowed": ["None"], "nonMigratable": "ignore"}}))
-            .warns("spec.template.spec.evictionStrategy: kept unsupported value \"LiveMigrate\""),
-    ]);
-}
-
-fn kubevirt(patch: Value) -> Value {
-    let mut request = vm_request("CREATE", patched(fixture("kubevirt-cr"), &patch), None);
-    request["kind"] = json!({"group": "kubevirt.io", "version": "v1", "kind": "KubeVirt"});
-    request
-}
-
-#[test]
-fn k1_k2_k3_kubevirt_cr() {
-    let methods = "/spec/workloadUpdateStrategy/workloadUpdateMethods";
-    let no_evict = "spec.workloadUpdateStrategy.workloadUpdateMethods: must include Evict as a fallback for VMs that cannot live-migrate";
-    run(vec![
-        Case::new("fixture accepted", kubevirt(json!([]))),
-        Case::new("K1 unset", kubevirt(json!([{"op": "remove", "path": "/spec/configuration/evictionStrategy"}])))
-            .warns("spec.configuration.evictionStrategy: not set; KubeVirt then uses None"),
-        Case::new("K1 not recommended", kubevirt(json!([{"op": "replace", "path": "/spec/configuration/evictionStrategy", "value": "None"}])))
-            .warns("spec.configuration.evictionStrategy: None; LiveMigrateIfPossible is recommended"),
-        Case::new("K1 unsupported", kubevirt(json!([{"op": "replace", "path": "/spec/configuration/evictionStrategy", "value": "Drain"}])))
-            .rejects("spec.configuration.evictionStrategy: unsupported value \"Drain\" (valid: LiveMigrate, LiveMigrateIfPossible, None, External)"),
-        Case::new("K2 no Evict", kubevirt(json!([{"op": "replace", "path": methods, "value": ["LiveMigrate"]}]))).rejects(no_evict),
-        Case::new("K2 no Evict allowed", kubevirt(json!([{"op": "replace", "path": methods, "value": ["LiveMigrate"]}])))
-            .settings(json!({"kubevirt": {"requireEvictFallback": false}})),
-        Case::new("K2 Evict only", kubevirt(json!([{"op": "replace", "path": methods, "value": ["Evict"]}]))),
-        Case::new("K2 unknown item", kubevirt(json!([{"op": "replace", "path": methods, "value": [3, "Evict"]}])))
-            .rejects("spec.workloadUpdateStrategy.workloadUpdateMethods[0]: unsupported value \"3\" (valid: LiveMigrate, Evict)"),
-        Case::new("K2 unset", kubevirt(json!([{"op": "remove", "path": "/spec/workloadUpdateStrategy"}])))
-            .warns("spec.workloadUpdateStrategy.workloadUpdateMethods: empty; workloads are never updated automatically"),
-        Case::new("K3 size 0", kubevirt(json!([{"op": "replace", "path": "/spec/workloadUpdateStrategy/batchEvictionSize", "value": 0}])))
-            .rejects("spec.workloadUpdateStrategy.batchEvictionSize: must be an integer of at least 1, got 0"),
-        Case::new("K3 size a string", kubevirt(json!([{"op": "replace", "path": "/spec/workloadUpdateStrategy/batchEvictionSize", "value": "10"}])))
-            .rejects("spec.workloadUpdateStrategy.batchEvictionSize: must be an integer of at least 1, got \"10\""),
-        Case::new("K3 interval 0s", kubevirt(json!([{"op": "replace", "path": "/spec/workloadUpdateStrategy/batchEvictionInterval", "value": "0s"}])))
-            .rejects("spec.workloadUpdateStrategy.batchEvictionInterval: must be a positive duration such as 1m0s, got \"0s\""),
-        Case::new("K never mutates, spec a string", kubevirt(json!([{"op": "replace", "path": "/spec", "value": "x"}])))
-            .warns("spec.configuration.evictionStrategy: not set; KubeVirt then uses None")
-            .warns("spec.workloadUpdateStrategy.workloadUpdateMethods: empty; workloads are never updated automatically"),
-    ]);
 }

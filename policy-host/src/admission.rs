@@ -105,16 +105,29 @@ fn evaluate_on(
     request: &Value,
     settings: &Value,
 ) -> Result<Evaluation, Error> {
-    let answer: SettingsAnswer = serde_json::from_slice(
-        &instance.call("validate_settings", &serde_json::to_vec(settings)?)?,
-    )?;
+    evaluate_through(request, settings, |function, payload| {
+        instance.call(function, payload)
+    })
+}
+
+/// `validate_settings`, then (when valid) `validate`, through `call(function, payload)`: the
+/// module's waPC functions, or the policy's own functions run natively. The payloads are those
+/// policy-server sends (the settings; `{request, settings}`), the answer the AdmissionResponse it
+/// builds; an `Err` from `validate` is what a trap is, a 500.
+pub fn evaluate_through(
+    request: &Value,
+    settings: &Value,
+    call: impl Fn(&str, &[u8]) -> Result<Vec<u8>, Error>,
+) -> Result<Evaluation, Error> {
+    let answer: SettingsAnswer =
+        serde_json::from_slice(&call("validate_settings", &serde_json::to_vec(settings)?)?)?;
     if !answer.valid {
         return Ok(Evaluation::SettingsRefused(
             answer.message.unwrap_or_default(),
         ));
     }
     let payload = serde_json::to_vec(&json!({"request": request, "settings": settings}))?;
-    let result = instance.call("validate", &payload);
+    let result = call("validate", &payload);
     let uid = request["uid"].as_str().unwrap_or_default().to_owned();
     let object = request.get("object").cloned().unwrap_or(Value::Null);
     Ok(Evaluation::Answered(Box::new(match result {

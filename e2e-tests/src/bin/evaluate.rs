@@ -92,8 +92,9 @@ fn export_cases(dir: &Path, cases_dir: &Path) -> Result<ExitCode, Error> {
             ),
         ];
         for (file, value) in files {
+            // The name as it is; every other file JSON (settings may be a string too).
             let text = match value {
-                Value::String(s) => s,
+                Value::String(s) if file == "name.txt" => s,
                 other => serde_json::to_string_pretty(&other)?,
             };
             std::fs::write(case_dir.join(file), text)?;

@@ -41,6 +41,9 @@ pub use fail::{Call, FailRule, NO_CLIENT};
 use request::Request;
 use select::{Selector, prune};
 
+/// How policy-evaluator wraps an error of the cluster side (a failure rule, a missing object).
+pub const CALLBACK_FAILURE: &str = "Callback evaluation failure: ";
+
 /// The cluster a case runs against. Shared with the host callback through an `Arc`.
 #[derive(Debug, Default)]
 pub struct Cluster {
@@ -102,6 +105,19 @@ impl Cluster {
         self.records.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// A `kubewarden`/`kubernetes` call made without waPC (the policy run natively): answered
+    /// and recorded as [`Cluster::host_call`] answers and records it. An error is the host's reason
+    /// without policy-evaluator's `Callback evaluation failure: ` wrapper, as the policy reads a
+    /// waPC host error (docs/rules.md, "Cluster lookups": `WHY`); a refusal of the capability
+    /// has no wrapper and comes back whole.
+    pub fn kubernetes_call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+        self.host_call("kubewarden", "kubernetes", operation, payload)
+            .map_err(|error| match error.strip_prefix(CALLBACK_FAILURE) {
+                Some(reason) => reason.to_owned(),
+                None => error,
+            })
+    }
+
     /// Answers one waPC host call the way policy-server does, and records it.
     pub fn host_call(
         &self,
@@ -156,7 +172,9 @@ impl Cluster {
         let request = match Request::parse(operation, payload) {
             None if operation == "can_i" => {
                 return (
-                    Err("Callback evaluation failure: the e2e host does not serve can_i".into()),
+                    Err(format!(
+                        "{CALLBACK_FAILURE}the e2e host does not serve can_i"
+                    )),
                     None,
                 );
             }
@@ -170,7 +188,7 @@ impl Cluster {
         };
         let result = answer
             .clone()
-            .map_err(|message| format!("Callback evaluation failure: {message}"));
+            .map_err(|message| format!("{CALLBACK_FAILURE}{message}"));
         (result, Some((request, answer)))
     }
 

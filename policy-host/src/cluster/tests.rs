@@ -461,3 +461,46 @@ fn session_for_kwctl() {
         ("v1", "Namespace", Some("test-policy"), None)
     );
 }
+
+#[test]
+fn kubernetes_calls_made_natively() {
+    let cluster = sample().fail(
+        FailRule::new("get_resource")
+            .kind("PersistentVolumeClaim")
+            .name("logs")
+            .message("timeout"),
+    );
+    let bytes = |request: &Value| serde_json::to_vec(request).unwrap_or_default();
+    let found = get("PersistentVolumeClaim", "data", Some("team-a"));
+    let answer = cluster.kubernetes_call("get_resource", &bytes(&found));
+    assert_eq!(
+        answer.map(|a| serde_json::from_slice::<Value>(&a).ok()),
+        Ok(Some(pvc("data", "team-a", "ReadWriteOnce")))
+    );
+    let failed = get("PersistentVolumeClaim", "logs", Some("team-a"));
+    assert_eq!(
+        cluster.kubernetes_call("get_resource", &bytes(&failed)),
+        Err("timeout".to_owned())
+    );
+    let missing = get("PersistentVolumeClaim", "data", Some("team-c"));
+    assert_eq!(
+        cluster.kubernetes_call("get_resource", &bytes(&missing)),
+        Err(
+            "Cannot find v1/PersistentVolumeClaim named 'data' inside of namespace 'Some(\"team-c\")'"
+                .to_owned()
+        )
+    );
+    let calls = cluster.calls();
+    assert_eq!(
+        calls.iter().map(|c| &c.request).collect::<Vec<_>>(),
+        [&found, &failed, &missing]
+    );
+    assert!(calls.iter().all(|c| c.operation == "get_resource"));
+    // A refused capability has no wrapper to remove.
+    let denied = Cluster::new(Vec::new()).deny_all();
+    assert_eq!(
+        denied.kubernetes_call("list_resources_all", &bytes(&list_all("kubevirt.io/v1", "KubeVirt"))),
+        Err("Policy has not been granted access to the 'kubernetes/list_resources_all' host capability. The violation has been reported.".to_owned())
+    );
+    assert_eq!(denied.calls().len(), 1);
+}
