@@ -51,12 +51,39 @@ pub trait Cluster {
     fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String>;
 }
 
+/// A waPC host call: `(operation, request JSON)` → the answer's bytes, or the host's error text.
+pub type HostCall = fn(&str, &[u8]) -> Result<Vec<u8>, String>;
+
 /// The Kubewarden host: `list_resources_all` of `kubevirt.io/v1 KubeVirt`, `get_resource` of the
 /// instancetype kinds and of `v1 PersistentVolumeClaim`, exactly as the README documents them for
-/// kwctl replay sessions.
-pub struct Host;
+/// kwctl replay sessions, made through `F` (Kubewarden's `kubernetes` host calls in the module,
+/// [`Host::wapc`]; a host's answers natively, [`Host::through`]).
+pub struct Host<F = HostCall>(F);
 
-impl Cluster for Host {
+impl Host {
+    /// Kubewarden's `kubernetes` host calls, as the SDK makes them.
+    pub fn wapc() -> Self {
+        Host(|operation, payload| {
+            guest::host_call("kubewarden", "kubernetes", operation, payload)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+impl<F: Fn(&str, &[u8]) -> Result<Vec<u8>, String>> Host<F> {
+    /// The same reads and answers, each call made through `call` (native tests).
+    pub fn through(call: F) -> Self {
+        Host(call)
+    }
+
+    /// One call: the request serialised, the answer's bytes returned, an error's text cleaned.
+    fn call(&self, operation: &str, request: &impl Serialize) -> Result<Vec<u8>, String> {
+        let payload = serde_json::to_vec(request).map_err(|e| e.to_string())?;
+        (self.0)(operation, &payload).map_err(why_text)
+    }
+}
+
+impl<F: Fn(&str, &[u8]) -> Result<Vec<u8>, String>> Cluster for Host<F> {
     fn kubevirt(&self) -> Result<Option<KubeVirtCr>, String> {
         let request = ListAllResourcesRequest {
             api_version: KubeVirt::API_VERSION.to_owned(),
@@ -68,7 +95,7 @@ impl Cluster for Host {
         // Not the SDK's `list_all_resources`: its k8s-openapi `List<T>` refuses any list whose
         // `apiVersion`/`kind` is not `kubevirt.io/v1 KubeVirtList`, and hosts also answer a plain
         // `v1 List` (kube-rs' `ObjectList` default, and so recorded kwctl sessions).
-        kubevirt_from_list(&call("list_resources_all", &request)?)
+        kubevirt_from_list(&self.call("list_resources_all", &request)?)
     }
 
     fn instancetype_spec(
@@ -85,7 +112,7 @@ impl Cluster for Host {
             disable_cache: false,
             field_masks: None,
         };
-        let answer = call("get_resource", &request)?;
+        let answer = self.call("get_resource", &request)?;
         let object: Option<WithSpec> = serde_json::from_slice(&answer)
             .map_err(|e| format!("error deserializing get resource response: {e}"))?;
         Ok(object
@@ -102,7 +129,7 @@ impl Cluster for Host {
             disable_cache: false,
             field_masks: None,
         };
-        let answer = call("get_resource", &request)?;
+        let answer = self.call("get_resource", &request)?;
         let claim: Option<Claim> = serde_json::from_slice(&answer)
             .map_err(|e| format!("error deserializing get resource response: {e}"))?;
         Ok(claim
@@ -110,15 +137,6 @@ impl Cluster for Host {
             .and_then(|spec| spec.access_modes)
             .unwrap_or_default())
     }
-}
-
-/// One of Kubewarden's `kubernetes` host calls, as the SDK makes it (the request serialised, the
-/// answer's bytes returned); read here through the policy's own reader rather than the SDK's
-/// typed answers, whose serde code would be compiled into the module once per type.
-fn call(operation: &str, request: &impl Serialize) -> Result<Vec<u8>, String> {
-    let payload = serde_json::to_vec(request).map_err(|e| e.to_string())?;
-    guest::host_call("kubewarden", "kubernetes", operation, &payload)
-        .map_err(|e| why_text(e.to_string()))
 }
 
 /// A host error's text without waPC's prefixes, and without the stack backtrace a host running

@@ -39,7 +39,7 @@ enum Target {
 
 /// The `validate` waPC function: the cluster is read through Kubewarden's host calls.
 pub fn validate(payload: &[u8]) -> Vec<u8> {
-    validate_with(payload, &Host)
+    validate_with(payload, &Host::wapc())
 }
 
 /// `validate` with the cluster's answers from `cluster` (native tests and tools).

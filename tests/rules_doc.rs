@@ -41,8 +41,10 @@ fn the_rule_table_names_files_and_functions_that_exist() {
             }
             functions += 1;
             assert!(
-                texts.iter().any(|t| t.contains(&format!("fn {name}("))
-                    || t.contains(&format!("fn {name}<"))),
+                texts
+                    .iter()
+                    .any(|t| t.contains(&format!("fn {name}("))
+                        || t.contains(&format!("fn {name}<"))),
                 "{name} is not defined in {files:?}"
             );
         }

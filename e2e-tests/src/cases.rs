@@ -49,11 +49,6 @@ pub struct Case {
     /// `expect.calls`.
     #[serde(default)]
     pub cluster: Option<ClusterSpec>,
-    /// Why the case holds on the wasm module only (the waPC boundary: what a host error's text
-    /// carries). The native runner (`tests/native.rs`) reports it ignored with this reason, and
-    /// fails it if it passes natively after all. The wasm suite and kwctl run it as any other.
-    #[serde(default)]
-    pub wasm_only: Option<String>,
     pub expect: Expect,
 }
 

@@ -105,19 +105,6 @@ impl Cluster {
         self.records.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A `kubewarden`/`kubernetes` call made without waPC (the policy run natively): answered
-    /// and recorded as [`Cluster::host_call`] answers and records it. An error is the host's reason
-    /// without policy-evaluator's `Callback evaluation failure: ` wrapper, as the policy reads a
-    /// waPC host error (docs/rules.md, "Cluster lookups": `WHY`); a refusal of the capability
-    /// has no wrapper and comes back whole.
-    pub fn kubernetes_call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
-        self.host_call("kubewarden", "kubernetes", operation, payload)
-            .map_err(|error| match error.strip_prefix(CALLBACK_FAILURE) {
-                Some(reason) => reason.to_owned(),
-                None => error,
-            })
-    }
-
     /// Answers one waPC host call the way policy-server does, and records it.
     pub fn host_call(
         &self,
