@@ -661,23 +661,23 @@ fn step3_not_forced() {
         }, Outcome::Completes, vec![
             ("ns/d", ShutDown, Some(Restart::AfterDisable)), ("ns/e", ShutDown, Some(Restart::AfterEnable)),
             ("ns/m", Migrate, None), ("ns/s", ShutDown, Some(Restart::Never))]),
-        ("derived §0.2 (ND:152-189, MC:73-77): VMI label AfterEnable, VM label only in the template", {
+        ("derived (ND:152-189, MC:73-77): VMI label AfterEnable, VM label only in the template", {
             let mut w = World::new();
             w.add("e", "n1", None, Some(E), Some(E));
             w
         }, Outcome::Completes, vec![("ns/e", ShutDown, Some(Restart::Never))]),
-        ("derived §0.2: VMI AfterEnable, VM label AfterDisable: the VM's label decides when", {
+        ("derived: VMI AfterEnable, VM label AfterDisable: the VM's label decides when", {
             let mut w = World::new();
             w.add("e", "n1", Some(D), Some(E), Some(E));
             w
         }, Outcome::Completes, vec![("ns/e", ShutDown, Some(Restart::AfterDisable))]),
-        ("derived §5.3: label Shutdown -> Migrate after start: Pod skipped, VM not stopped", {
+        ("derived: label Shutdown -> Migrate after start: Pod skipped, VM not stopped", {
             let mut w = World::new();
             w.add("changed", "n1", Some("Migrate"), Some("Migrate"), Some(S)).add("e", "n1", Some(E), Some(E), Some(E));
             w
         }, Outcome::NeverCompletes, vec![
             ("ns/changed", Blocks, None), ("ns/e", ShutDown, Some(Restart::Never))]),
-        ("derived §5.3: label Migrate -> Shutdown after start: stopped", {
+        ("derived: label Migrate -> Shutdown after start: stopped", {
             let mut w = World::new();
             w.add("changed", "n1", Some(S), Some(S), Some("Migrate"));
             w

@@ -212,9 +212,10 @@ pub fn last_available_node(node: &str, nodes: &[Value]) -> Option<String> {
     })
 }
 
-/// When a VM stopped by its VMI label `label` starts again (§3 of the rules): the annotation is
-/// written only for AfterEnable / AfterDisable VMI labels and an existing VM (ND:152-189); the
-/// restart then selects by the VM's own `metadata.labels` value (MC:73-83, FM:247-257).
+/// When a VM stopped by its VMI label `label` starts again (docs/rules.md, "Harvester maintenance
+/// mode"): the annotation is written only for AfterEnable / AfterDisable VMI labels and an
+/// existing VM (ND:152-189); the restart then selects by the VM's own `metadata.labels` value
+/// (MC:73-83, FM:247-257).
 pub(crate) fn restart_of(label: &str, vm: Option<&Value>) -> (Restart, String) {
     if label != AFTER_ENABLE && label != AFTER_DISABLE {
         return (Restart::Never, "not started again".to_owned());
