@@ -88,9 +88,14 @@ artifacthub-pkg.yml:
 	mv $@.tmp $@
 
 # Evaluates REQUEST (AdmissionRequest or AdmissionReview, JSON or YAML; default: a bundled
-# sample) with optional SETTINGS on the built module, like `kwctl run`.
-run: policy.wasm
-	$(CARGO) run -q -p e2e-tests --bin evaluate -- $(REQUEST) $(SETTINGS)
+# sample) with optional SETTINGS (the settings, or a policy manifest holding them in
+# spec.settings) on the built module, like `kwctl run`. stdout is the AdmissionReview alone (the
+# builds are quiet, on stderr); the decoded patch goes to stderr. Anything but an answer exits 1
+# (make then reports 2). EVALUATE: an evaluate binary already built (make test passes one).
+run:
+	@$(MAKE) -s --no-print-directory policy.wasm >&2
+	@$(or $(EVALUATE),$(CARGO) run -q -p e2e-tests --bin evaluate --) $(REQUEST) \
+		$(if $(SETTINGS),--settings $(SETTINGS))
 
 fmt:
 	$(CARGO) fmt --all
@@ -135,7 +140,7 @@ tools-tests: policy.wasm setup-registry
 # for crates they share (serde_json, smallvec, tokio, ...) and build them, wasmtime among them,
 # more than once.
 TEST_CRATES := -p vm-maintenance-strategy -p cluster-model -p policy-host -p e2e-tests \
-	-p policy-tools -p drain-preview
+	-p policy-tools -p kubectl-vm-maintenance
 wasm-tests: policy.wasm setup-registry policy.spdx.json
 	$(CARGO) test $(TEST_CRATES)
 
@@ -204,21 +209,21 @@ ARGS ?=
 audit:
 	@test -n "$(FILES)" || { echo 'usage: make audit FILES="cluster.json ..." [ARGS="--output json"]' >&2; exit 1; }
 	@$(MAKE) -s --no-print-directory policy.wasm >&2
-	@$(CARGO) run -q -p drain-preview -- $(FILES) $(ARGS)
+	@$(CARGO) run -q -p kubectl-vm-maintenance --bin drain-preview -- $(FILES) $(ARGS)
 
 # The kubectl plugin (README "kubectl vm-maintenance"): `kubectl-vm_maintenance` in PREFIX/bin,
 # with the policy module built in, so that `kubectl vm-maintenance` works from any folder.
 PREFIX ?= $(HOME)/.local
-PLUGIN_VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' drain-preview/Cargo.toml | head -1)
+PLUGIN_VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' kubectl-vm-maintenance/Cargo.toml | head -1)
 PLUGIN_ARCHIVE = target/kubectl-vm_maintenance-v$(PLUGIN_VERSION)-linux-amd64.tar.gz
 .PHONY: install-plugin plugin-archive
 install-plugin: policy.wasm
-	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) install --locked --path drain-preview --profile plugin \
+	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) install --locked --path kubectl-vm-maintenance --profile plugin \
 		--bin kubectl-vm_maintenance --root $(PREFIX) --force
 
 # The release archive krew downloads, and its sha256 into plugins/vm-maintenance.yaml.
 plugin-archive: policy.wasm
-	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) build --locked -p drain-preview --profile plugin --bin kubectl-vm_maintenance
+	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) build --locked -p kubectl-vm-maintenance --profile plugin --bin kubectl-vm_maintenance
 	tar -czf $(PLUGIN_ARCHIVE) -C target/plugin kubectl-vm_maintenance
 	sha=$$(sha256sum $(PLUGIN_ARCHIVE) | cut -d' ' -f1) && \
 		sed -i "s/sha256: .*/sha256: $$sha/" plugins/vm-maintenance.yaml

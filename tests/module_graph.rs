@@ -112,7 +112,7 @@ const CRATES: [&str; 7] = [
     "e2e-tests",
     "tools",
     "bench",
-    "drain-preview",
+    "kubectl-vm-maintenance",
 ];
 
 fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, from: &str, to: &str) -> bool {

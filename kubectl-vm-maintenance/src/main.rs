@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use drain_preview::dump_cluster::policy_settings;
-use drain_preview::input::read_sources;
-use drain_preview::maintenance;
-use drain_preview::preview::{self, Options, print, read_settings, refused, table_width};
+use kubectl_vm_maintenance::dump_cluster::policy_settings;
+use kubectl_vm_maintenance::input::read_sources;
+use kubectl_vm_maintenance::maintenance;
+use kubectl_vm_maintenance::preview::{self, Options, print, read_settings, refused, table_width};
 use policy_host::{PolicyHost, default_module_path};
 use serde_json::json;
 

@@ -13,11 +13,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
-use drain_preview::dump_cluster::policy_settings;
-use drain_preview::input::{Source, read_sources};
-use drain_preview::live::{self, Target};
-use drain_preview::maintenance;
-use drain_preview::preview::{self, Options, print, read_settings, refused, table_width};
+use kubectl_vm_maintenance::dump_cluster::policy_settings;
+use kubectl_vm_maintenance::input::{Source, read_sources};
+use kubectl_vm_maintenance::live::{self, Target};
+use kubectl_vm_maintenance::maintenance;
+use kubectl_vm_maintenance::preview::{self, Options, print, read_settings, refused, table_width};
 use policy_host::PolicyHost;
 use serde_json::json;
 
@@ -151,7 +151,7 @@ fn run(cli: &Cli) -> Result<u8, String> {
         }
         Command::Upgrade => {
             let sources = sources(common, None)?;
-            drain_preview::upgrade::run(&sources, common.external_controller, json, width)?
+            kubectl_vm_maintenance::upgrade::run(&sources, common.external_controller, json, width)?
         }
         Command::Drain { node } => {
             let sources = sources(common, common.namespace.as_deref())?;
