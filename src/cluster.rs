@@ -183,14 +183,14 @@ pub fn kubevirt_from_object(object: &Value) -> Result<KubeVirtCr, String> {
 /// A list answer as far as the policy reads it: its `items`, whatever the list's own
 /// `apiVersion`/`kind` (`v1 List` or `kubevirt.io/v1 KubeVirtList`).
 #[derive(Deserialize, Default)]
-#[serde(default)]
+#[serde(default, expecting = "a Kubernetes list")]
 struct Items {
     items: Option<Vec<KubeVirt>>,
 }
 
 /// The KubeVirt CR, read-only and only as far as the policy reads it.
 #[derive(Deserialize, Clone, Default)]
-#[serde(default)]
+#[serde(default, expecting = "a KubeVirt CR")]
 struct KubeVirt {
     #[serde(deserialize_with = "object")]
     spec: KubeVirtSpec,
@@ -213,6 +213,7 @@ struct KubeVirtStatus {
 
 /// An instancetype or preference: only its `spec`, kept as JSON text for the expansion.
 #[derive(Deserialize)]
+#[serde(expecting = "a Kubernetes object")]
 struct WithSpec<'a> {
     #[serde(borrow, default)]
     spec: Option<&'a RawValue>,
@@ -333,7 +334,7 @@ impl<'a> Lookups<'a> {
 
 /// A PersistentVolumeClaim as far as the policy reads it.
 #[derive(Deserialize, Default)]
-#[serde(default)]
+#[serde(default, expecting = "a Kubernetes object")]
 struct Claim {
     #[serde(deserialize_with = "optional_object")]
     spec: Option<ClaimSpec>,
