@@ -77,6 +77,8 @@ pub struct KubevirtSettings {
     /// A copy of the KubeVirt CR's `spec.configuration`; unset: the live CR's.
     #[serde(deserialize_with = "optional_object")]
     pub configuration: Option<Configuration>,
+    /// K4: what to do when the CR does not make virt-controller sync `labelKey`.
+    pub label_sync: Mode,
 }
 
 objects! {
@@ -117,6 +119,7 @@ impl Default for KubevirtSettings {
             require_evict_fallback: true,
             version: None,
             configuration: None,
+            label_sync: Mode::Warn,
         }
     }
 }

@@ -1,10 +1,13 @@
-//! The KubeVirt CR rules K1–K3 (docs/rules.md): validation only, the CR is never mutated.
+//! The KubeVirt CR rules K1–K4 (docs/rules.md): validation only, the CR is never mutated. K4, the
+//! label sync, is in [`label_sync`].
 
 use crate::admission::review::Review;
 use crate::admission::verdict::Verdict;
+use crate::configuration::parse_version;
 use crate::listing::listed;
 use crate::object::view::{Field, Scalar, shown, view};
 use crate::rules::allowed::{Allowance, allowance};
+use crate::rules::label_sync::{self, Customize};
 use crate::settings::KubevirtSettings;
 
 const EVICTION: &str = "spec.configuration.evictionStrategy";
@@ -12,10 +15,17 @@ const METHODS: &str = "spec.workloadUpdateStrategy.workloadUpdateMethods";
 const UPDATE_METHODS: [&str; 2] = ["LiveMigrate", "Evict"];
 
 view! {
-    /// The KubeVirt CR as far as K1–K3 read it.
+    /// The KubeVirt CR as far as K1–K4 read it.
     Cr<'a> {
         "metadata" => metadata: Field<CrMetadata<'a>>,
         "spec" => spec: Field<CrSpec<'a>>,
+        "status" => status: Field<CrStatus<'a>>,
+    }
+}
+
+view! {
+    CrStatus<'a> {
+        "observedKubeVirtVersion" => observed_version: Option<Scalar<'a>>,
     }
 }
 
@@ -29,6 +39,7 @@ view! {
     CrSpec<'a> {
         "configuration" => configuration: Field<CrConfiguration<'a>>,
         "workloadUpdateStrategy" => workload_update_strategy: Field<WorkloadUpdateStrategy<'a>>,
+        "customizeComponents" => customize_components: Field<Customize<'a>>,
     }
 }
 
@@ -51,9 +62,19 @@ impl Cr<'_> {
     pub(crate) fn namespace(&self) -> Option<&str> {
         self.metadata.get()?.namespace.as_ref()?.as_str()
     }
+
+    /// The release the cluster runs: `kubevirt.version`, else `status.observedKubeVirtVersion`.
+    fn release(&self, settings: &KubevirtSettings) -> Option<(u64, u64)> {
+        let observed = || self.status.get()?.observed_version.as_ref()?.as_str();
+        settings
+            .version
+            .as_deref()
+            .or_else(observed)
+            .and_then(parse_version)
+    }
 }
 
-/// The validation step: K1, K2, K3.
+/// The validation step: K1, K2, K3, K4.
 pub(crate) fn validate(cr: &Cr, review: &Review, verdict: &mut Verdict) {
     let settings = &review.settings.kubevirt;
     let spec = cr.spec.get();
@@ -70,6 +91,13 @@ pub(crate) fn validate(cr: &Cr, review: &Review, verdict: &mut Verdict) {
         verdict,
     );
     batch_eviction(strategy, verdict);
+    label_sync::validate(
+        spec.and_then(|s| s.customize_components.get()),
+        &review.settings.label_key,
+        cr.release(settings),
+        settings.label_sync,
+        verdict,
+    );
 }
 
 /// K1: the cluster-wide eviction strategy.
