@@ -14,6 +14,8 @@
 //! `runStrategy` decides whether it starts again (`crate::restart`, R1-R9; the update does not
 //! drain a node, so a disk bound to the node does not keep it down).
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use serde_json::Value;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
@@ -283,6 +285,12 @@ pub struct UpgradePreview {
     pub evictions: Evictions,
 }
 
+/// An object's namespace and name (empty when missing).
+fn key(object: &Value) -> (&str, &str) {
+    let text = |pointer| object.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+    (text("/metadata/namespace"), text("/metadata/name"))
+}
+
 /// Every running VMI of `vmis` (phase `Running`, not being deleted), with its VM from `vms`.
 pub fn preview(
     vmis: &[Value],
@@ -290,18 +298,12 @@ pub fn preview(
     updater: &Updater,
     external_controller: bool,
 ) -> UpgradePreview {
-    let key = |o: &Value| {
-        (
-            o.pointer("/metadata/namespace")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            o.pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-        )
-    };
+    // Each VMI's VM by namespace and name: one index, not a scan of every VM per VMI.
+    let mut by_name: HashMap<(&str, &str), &Value> = HashMap::with_capacity(vms.len());
+    for vm in vms {
+        // The first of duplicates, as a scan finds it.
+        by_name.entry(key(vm)).or_insert(vm);
+    }
     let mut updates: Vec<VmiUpdate> = vmis
         .iter()
         .filter(|vmi| {
@@ -310,7 +312,7 @@ pub fn preview(
                     .pointer("/metadata/deletionTimestamp")
                     .is_none_or(Value::is_null)
         })
-        .map(|vmi| decide(vmi, vms.iter().find(|vm| key(vm) == key(vmi)), updater))
+        .map(|vmi| decide(vmi, by_name.get(&key(vmi)).copied(), updater))
         .collect();
     updates.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     let never = updates.iter().any(|u| match u.outcome {
