@@ -7,7 +7,7 @@ REQUEST ?=
 SETTINGS ?=
 SOURCES := Cargo.toml Cargo.lock $(shell find src -name '*.rs')
 
-.PHONY: setup run test unit-tests e2e-tests e2e-tests-kwctl fmt fmt-check lint bench clean
+.PHONY: setup run test unit-tests e2e-tests e2e-tests-kwctl doc-commands fmt fmt-check lint bench clean
 .PHONY: setup-registry tools-tests wasm-tests push pull artifacthub-pkg.yml
 
 # Shipping (README "Install", "Release"): OCI=registry://HOST/REPO:TAG, OUT=FILE,
@@ -144,15 +144,24 @@ TEST_CRATES := -p vm-maintenance-strategy -p cluster-model -p policy-host -p e2e
 wasm-tests: policy.wasm setup-registry policy.spdx.json
 	$(CARGO) test $(TEST_CRATES)
 
-# e2e-tests-kwctl reuses the evaluate binary that wasm-tests built with the workspace's features
-# (a `cargo run` of it alone would build wasmtime a second time). wasm-tests runs the unit tests
-# too. Each phase's time is printed at the end (target/test-phases.txt).
-TEST_PHASES := setup setup-registry fmt-check wasm-tests e2e-tests-kwctl lint
+# Every command of README.md, CONTRIBUTING.md and docs/*.md (their ```sh blocks) run from the
+# repository root and its exit code checked, unless marked `# needs: ...` (CONTRIBUTING.md,
+# "Documented commands"). PLUGIN, EVALUATE: binaries already built (else the script builds them).
+PLUGIN ?=
+doc-commands: policy.wasm
+	@PLUGIN=$(PLUGIN) EVALUATE=$(EVALUATE) tests/doc-commands
+
+# e2e-tests-kwctl and doc-commands reuse the evaluate and plugin binaries that wasm-tests built with
+# the workspace's features (a `cargo run` of one alone would build wasmtime a second time).
+# wasm-tests runs the unit tests too. Each phase's time is printed at the end
+# (target/test-phases.txt).
+TEST_PHASES := setup setup-registry fmt-check wasm-tests doc-commands e2e-tests-kwctl lint
 test:
 	@mkdir -p target && : > target/test-phases.txt
 	@for phase in $(TEST_PHASES); do \
 		start=$$(date +%s); \
-		$(MAKE) --no-print-directory $$phase EVALUATE=target/debug/evaluate || exit 1; \
+		$(MAKE) --no-print-directory $$phase EVALUATE=target/debug/evaluate \
+			PLUGIN=target/debug/kubectl-vm_maintenance || exit 1; \
 		echo "make test: $$phase $$(( $$(date +%s) - start )) s" >> target/test-phases.txt; \
 	done
 	@cat target/test-phases.txt
