@@ -10,7 +10,7 @@ SOURCES := Cargo.toml Cargo.lock $(shell find src -name '*.rs')
 .PHONY: setup run test unit-tests e2e-tests e2e-tests-kwctl doc-commands fmt fmt-check lint bench clean
 .PHONY: setup-registry tools-tests wasm-tests push pull artifacthub-pkg.yml
 
-# Shipping (README "Install", "Release"): OCI=registry://HOST/REPO:TAG, OUT=FILE,
+# Shipping (docs/releasing.md): OCI=registry://HOST/REPO:TAG, OUT=FILE,
 # INSECURE="HOST:PORT ..." (registries reached over plain HTTP).
 OCI ?=
 OUT ?=
@@ -36,13 +36,19 @@ policy.wasm: $(SOURCES) | setup
 	wasm-opt $(WASM_OPT_FLAGS) $(WASM) -o policy.wasm
 	@echo "policy.wasm: $$(stat -c %s policy.wasm) bytes ($$(stat -c %s $(WASM)) before wasm-opt)"
 
-# Embeds policy-metadata.yml and the README (section io.kubewarden.metadata): kwctl when it is on
-# PATH, else tools/ (same metadata, but kwctl adds its io.kubewarden.kwctl version).
-annotated-policy.wasm: policy.wasm policy-metadata.yml README.md Cargo.toml
+# Embeds policy-metadata.yml and USAGE (section io.kubewarden.metadata): kwctl when it is on
+# PATH, else tools/ (same metadata, but kwctl adds its io.kubewarden.kwctl version). USAGE is the
+# usage text `kwctl inspect` and Artifact Hub show: the policy's user documentation, at most 16 KB
+# (tools/src/project.rs names the same file; tools/tests check both).
+USAGE := README.md
+USAGE_MAX_BYTES := 16384
+annotated-policy.wasm: policy.wasm policy-metadata.yml $(USAGE) Cargo.toml
+	@size=$$(stat -c %s $(USAGE)); [ "$$size" -le $(USAGE_MAX_BYTES) ] || { \
+		echo "$(USAGE): $$size bytes; the usage text may have at most $(USAGE_MAX_BYTES)" >&2; exit 1; }
 	@if command -v kwctl >/dev/null; then \
-		kwctl annotate -m policy-metadata.yml -u README.md -o $@ policy.wasm; \
+		kwctl annotate -m policy-metadata.yml -u $(USAGE) -o $@ policy.wasm; \
 	else \
-		$(POLICY_TOOL) annotate -- -m policy-metadata.yml -u README.md -o $@ policy.wasm; \
+		$(POLICY_TOOL) annotate -- -m policy-metadata.yml -u $(USAGE) -o $@ policy.wasm; \
 	fi
 
 # Pushes annotated-policy.wasm and prints the immutable reference (REPO@sha256:...).
@@ -50,7 +56,7 @@ push: annotated-policy.wasm
 	@test -n "$(OCI)" || { echo "usage: make push OCI=registry://HOST/REPO:TAG [INSECURE=HOST:PORT]" >&2; exit 2; }
 	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) push annotated-policy.wasm $(OCI)
 
-# Signatures in cosign's format (README "Signed releases"): KEY=cosign.key (password in
+# Signatures in cosign's format (docs/releasing.md): KEY=cosign.key (password in
 # COSIGN_PASSWORD), PUB=cosign.pub, ANNOTATIONS="KEY=VALUE ...", OCI=registry://HOST/REPO@sha256:...
 KEY ?=
 PUB ?=

@@ -24,3 +24,17 @@ has_line() {
   has_line "- kubernetes/get_resource"
   has_line "io.kubewarden.policy.title: vm-maintenance-strategy"
 }
+
+# The usage kwctl shows is README.md (the Makefile's USAGE) verbatim, at most 16 KB.
+@test "the usage text is README.md, at most 16 KB" {
+  run kwctl inspect -o yaml "${POLICY:-annotated-policy.wasm}"
+  [ "$status" -eq 0 ]
+  usage=$(awk '/^  io\.kubewarden\.policy\.usage: [|]/ { u = 1; next }
+    u && /^    / { print substr($0, 5); next }
+    u && /^$/ { print ""; next }
+    u { exit }' <<<"$output")
+  [ -n "$usage" ] || { echo "no io.kubewarden.policy.usage in kwctl inspect"; return 1; }
+  [ "$usage" = "$(cat README.md)" ] || { echo "the usage text is not README.md"; return 1; }
+  size=$(printf '%s\n' "$usage" | wc -c)
+  [ "$size" -le 16384 ] || { echo "usage: $size bytes, at most 16384"; return 1; }
+}

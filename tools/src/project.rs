@@ -33,13 +33,20 @@ pub fn module() -> Result<Vec<u8>, Error> {
         .map_err(|e| format!("{}: {e} (build it with `make policy.wasm`)", p.display()))?)
 }
 
-/// `policy.wasm` annotated with `policy-metadata.yml` and the README, as
+/// The file whose text is the module's usage (`io.kubewarden.policy.usage`): the Makefile's `USAGE`.
+pub const USAGE: &str = "README.md";
+
+/// The most the usage text may have (the Makefile's `USAGE_MAX_BYTES`): it ships inside the module,
+/// and `kwctl inspect` and Artifact Hub show it whole.
+pub const USAGE_MAX_BYTES: usize = 16 * 1024;
+
+/// `policy.wasm` annotated with `policy-metadata.yml` and [`USAGE`], as
 /// `make annotated-policy.wasm` does.
 pub fn annotated() -> Result<Annotated, Error> {
     crate::annotate::annotate(
         &module()?,
         &metadata_file()?,
-        Some(&read_text("README.md")?),
+        Some(&read_text(USAGE)?),
         Some(&cargo_version()?),
     )
 }

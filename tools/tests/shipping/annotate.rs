@@ -83,10 +83,10 @@ fn section_holds_the_metadata_field_by_field() -> Result<(), Error> {
     );
     assert!(doc.get("minimumKubewardenVersion").is_none());
 
-    // Annotations: the file's, sorted, plus the README as usage; never kwctl's own key.
+    // Annotations: the file's, sorted, plus the usage file; never kwctl's own key.
     let annotations: BTreeMap<String, String> = serde_json::from_value(doc["annotations"].clone())?;
     let mut want = file.annotations.clone();
-    want.insert(m::USAGE.to_owned(), project::read_text("README.md")?);
+    want.insert(m::USAGE.to_owned(), project::read_text(project::USAGE)?);
     assert_eq!(annotations, want);
     assert!(!annotations.contains_key(m::KWCTL));
     let sorted: Vec<_> = doc["annotations"]
@@ -99,6 +99,40 @@ fn section_holds_the_metadata_field_by_field() -> Result<(), Error> {
     expected.sort();
     assert_eq!(sorted, expected, "annotations sorted by key");
     assert_eq!(read_metadata(&annotated.module)?, Some(annotated.metadata));
+    Ok(())
+}
+
+/// The usage text is the policy's user documentation, not a manual of the project: at most 16 KB,
+/// and the file the Makefile embeds (`USAGE`, `USAGE_MAX_BYTES`) is the one these tests check.
+#[test]
+fn the_usage_text_is_the_makefiles_and_at_most_16_kb() -> Result<(), Error> {
+    let usage = project::read_text(project::USAGE)?;
+    assert!(
+        usage.len() <= project::USAGE_MAX_BYTES,
+        "{}: {} bytes, the usage text may have at most {} (`kwctl inspect` and Artifact Hub show it \
+         whole): move details to docs/",
+        project::USAGE,
+        usage.len(),
+        project::USAGE_MAX_BYTES
+    );
+    let makefile = project::read_text("Makefile")?;
+    for line in [
+        format!("USAGE := {}", project::USAGE),
+        format!("USAGE_MAX_BYTES := {}", project::USAGE_MAX_BYTES),
+    ] {
+        assert!(
+            makefile.lines().any(|l| l == line),
+            "the Makefile says `{line}`"
+        );
+    }
+    let annotated = project::annotated()?;
+    let embedded = annotated
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(m::USAGE))
+        .ok_or("no usage annotation")?;
+    assert_eq!(embedded, &usage);
     Ok(())
 }
 
