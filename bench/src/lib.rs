@@ -1,6 +1,8 @@
 //! What `make bench` measures: the scenarios (validate payloads), the peer's matched requests, a
-//! bare waPC host that reads the module's linear memory, and the table it prints.
+//! bare waPC host that reads the module's linear memory, and the table it prints; and the
+//! generated cluster of the previews' benchmarks (`cluster`).
 
+pub mod cluster;
 pub mod memory;
 pub mod scenarios;
 pub mod table;
