@@ -404,7 +404,7 @@ fn report(
     }
     if let Some(peer) = peer {
         out.push_str(&format!(
-            "\nPeer: psa-label-enforcer ({} B module), settings `{}`, on our e2e host (the stand-in for `kwctl bench` and policy-server, which cannot be installed here).\n\n",
+            "\nPeer: psa-label-enforcer ({} B module), settings `{}`, on our e2e host (`make bench-kwctl` measures the same with the real `kwctl bench` and policy-server).\n\n",
             thousands(peer.size),
             peer_settings()
         ));
