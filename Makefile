@@ -213,20 +213,28 @@ fuzz: fuzz-corpus
 			-max_total_time=$(FUZZ_TIME) -print_final_stats=1 || exit 1; \
 	done
 
-# Before a maintenance window (README): what a node drain does with every VM of FILES (the output
-# of `kubectl get vm,kubevirt,pvc -A -o json`, JSON or YAML), judged on policy.wasm. ARGS go to
-# the tool (--output json, --settings FILE, --external-controller, --width N). Only the tool's
-# output is on stdout (builds are quiet, on stderr). Exit: 0 no VM blocks a drain; otherwise make
-# exits 2, as for any failed recipe, and names the tool's code (2 some VM would block, 1 bad input).
+# A thin alias of the kubectl plugin (docs/kubectl-vm-maintenance.md) on saved objects, built
+# with the current policy.wasm: `kubectl vm-maintenance ARGS -f FILE...` for FILES (the output of
+# `kubectl get vm,vmi,pods,nodes,pvc,pv,kubevirt -A -o json`, JSON or YAML). ARGS is the plugin's
+# command line, `drain` when empty or when it starts with neither drain, maintenance nor upgrade:
+#   make audit FILES=examples/cluster-dump.json                  # the drain preview
+#   make audit FILES=examples/cluster-dump.json ARGS="-o json"   # the same, for scripts
+#   make audit FILES=examples/cluster-maintenance-dump.json ARGS="maintenance harvester-node-1"
+#   make audit FILES=examples/cluster-maintenance-dump.json ARGS="upgrade"
+# Only the plugin's output is on stdout (builds are quiet, on stderr). The plugin exits 0 when
+# nothing blocks, 2 when something does, 3 when a VM may stay off, 1 on bad input; make exits 0
+# when it does, else prints "make: *** [Makefile:N: audit] Error CODE" and exits 2 itself.
 FILES ?=
 ARGS ?=
+AUDIT_COMMAND = $(if $(filter drain maintenance upgrade,$(firstword $(ARGS))),$(ARGS),drain $(ARGS))
 .PHONY: audit
 audit:
-	@test -n "$(FILES)" || { echo 'usage: make audit FILES="cluster.json ..." [ARGS="--output json"]' >&2; exit 1; }
+	@test -n "$(FILES)" || { echo 'usage: make audit FILES="cluster.json ..." [ARGS="maintenance NODE"]' >&2; exit 1; }
 	@$(MAKE) -s --no-print-directory policy.wasm >&2
-	@$(CARGO) run -q -p kubectl-vm-maintenance --bin drain-preview -- $(FILES) $(ARGS)
+	@$(CARGO) run -q -p kubectl-vm-maintenance --bin kubectl-vm_maintenance -- \
+		$(AUDIT_COMMAND) $(foreach file,$(FILES),-f $(file))
 
-# The kubectl plugin (README "kubectl vm-maintenance"): `kubectl-vm_maintenance` in PREFIX/bin,
+# The kubectl plugin (docs/kubectl-vm-maintenance.md): `kubectl-vm_maintenance` in PREFIX/bin,
 # with the policy module built in, so that `kubectl vm-maintenance` works from any folder.
 PREFIX ?= $(HOME)/.local
 PLUGIN_VERSION = $(shell sed -n 's/^version = "\(.*\)"/\1/p' kubectl-vm-maintenance/Cargo.toml | head -1)

@@ -1,9 +1,11 @@
-//! The previews behind `drain-preview` and `kubectl vm-maintenance`: reading cluster dumps
-//! ([`input`]), the drain preview ([`preview`], rows and table in [`report`]) and Harvester's
-//! maintenance-mode preview ([`maintenance`]), with the dump as the cluster the policy's
-//! assessment reads ([`dump_cluster`]), a running VM judged by its VMI ([`running`]), and the
-//! live cluster read as a dump ([`live`]); the KubeVirt upgrade preview ([`upgrade`]).
+//! The previews behind `kubectl vm-maintenance`: reading cluster dumps ([`input`]), the drain
+//! preview ([`preview`], rows and table in [`report`]) and Harvester's maintenance-mode preview
+//! ([`maintenance`]), with the dump as the cluster the policy's assessment reads
+//! ([`dump_cluster`]), a running VM judged by its VMI ([`running`]), and the live cluster read as
+//! a dump ([`live`]); the KubeVirt upgrade preview ([`upgrade`]); tables as `kubectl get` prints
+//! them ([`columns`]).
 
+pub mod columns;
 pub mod dump_cluster;
 pub mod input;
 pub mod live;

@@ -1,16 +1,16 @@
-//! `--maintenance NODE [--force]`: Harvester's maintenance mode on one node, previewed from the
+//! `maintenance NODE [--force]`: Harvester's maintenance mode on one node, previewed from the
 //! dump with the cluster-model crate's `maintenance::preview`. This file reads the kinds the
 //! preview needs beyond the drain preview's (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and
-//! replicas), says what the dump lacks, and renders the table or the JSON object.
+//! replicas), says what the dump lacks, and renders the table or the data.
 
 use cluster_model::drain::DrainOutcome;
 use cluster_model::maintenance::{
     LAST_HEALTHY_REPLICA, Longhorn, Objects, Outcome, Preview, VmOutcome, preview,
 };
-use comfy_table::{ContentArrangement, Table, presets};
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
+use crate::columns::{Columns, Layout, listed};
 use crate::dump_cluster::{assess, dump_cluster};
 use crate::input::{Dump, Source, items};
 
@@ -97,8 +97,7 @@ pub struct Request<'a> {
     pub force: bool,
     pub settings: &'a Settings,
     pub external_controller: bool,
-    pub json: bool,
-    pub width: u16,
+    pub layout: Layout,
 }
 
 /// The preview's text and exit code (0 completes, 2 refused or never completes, 3 completes but
@@ -146,15 +145,14 @@ pub fn run(sources: &[Source], request: &Request) -> Result<(String, u8), String
         Outcome::Completes => 0,
         _ => 2,
     };
-    let text = if request.json {
-        let mut text = serde_json::to_string_pretty(&asked).map_err(|e| e.to_string())?;
-        text.push('\n');
-        text
-    } else {
-        // What --force would do instead of a refusal.
-        let instead = (asked.outcome == Outcome::Refused && !request.force)
-            .then(|| preview(request.node, true, &objects, &predict));
-        table(&asked, instead.as_ref(), request.width)
+    let text = match request.layout.data(&asked) {
+        Some(text) => text?,
+        None => {
+            // What --force would do instead of a refusal.
+            let instead = (asked.outcome == Outcome::Refused && !request.force)
+                .then(|| preview(request.node, true, &objects, &predict));
+            table(&asked, instead.as_ref(), &request.layout)
+        }
     };
     Ok((text, code))
 }
@@ -171,8 +169,16 @@ fn forced_words(force: bool) -> &'static str {
 }
 
 /// The node's outcome first; for `Refused`, what blocks it VM by VM and what `--force` would do
-/// instead; otherwise the VMs row by row; then why it never completes and what was not checked.
-pub fn table(asked: &Preview, instead: Option<&Preview>, width: u16) -> String {
+/// instead; otherwise the VMs, a line each; then why, why it never completes and what was not
+/// checked. `--no-headers`: the rows of the first table alone.
+pub fn table(asked: &Preview, instead: Option<&Preview>, layout: &Layout) -> String {
+    if !layout.headers {
+        return if asked.outcome == Outcome::Refused {
+            refusal_table(asked, instead).render(false)
+        } else {
+            vm_table(asked, layout).render(false)
+        };
+    }
     let mut text = format!(
         "Maintenance mode on {}, {}: {}\n",
         asked.node,
@@ -180,25 +186,17 @@ pub fn table(asked: &Preview, instead: Option<&Preview>, width: u16) -> String {
         asked.outcome.as_str()
     );
     if asked.outcome == Outcome::Refused {
-        refused(asked, instead, width, &mut text);
+        refused(asked, instead, layout, &mut text);
     } else {
-        acted(asked, width, &mut text);
+        acted(asked, layout, &mut text);
     }
-    section("Not checked", &asked.notes, &mut text);
+    section("Not checked", &asked.notes, layout, &mut text);
     text
 }
 
-fn refused(asked: &Preview, instead: Option<&Preview>, width: u16, text: &mut String) {
-    let by_vm = asked.refusal.iter().any(|r| !r.vms.is_empty());
-    if !by_vm {
-        // The control-plane rule: no VM, and force does not bypass it (ND:94-105).
-        for refusal in &asked.refusal {
-            text.push_str(&format!("{}: {}\n", refusal.reason, refusal.message));
-        }
-        text.push_str("--force changes nothing: Harvester checks this rule before the force.\n");
-        return;
-    }
-    text.push_str("Harvester refuses and removes the request; nothing changes. What blocks it:\n");
+/// Each VM that makes Harvester refuse, the reasons (Harvester's keys) and what `--force` would
+/// do with it.
+fn refusal_table(asked: &Preview, instead: Option<&Preview>) -> Columns {
     let mut vms: Vec<(&str, Vec<&str>)> = Vec::new();
     for refusal in &asked.refusal {
         for vm in &refusal.vms {
@@ -209,7 +207,7 @@ fn refused(asked: &Preview, instead: Option<&Preview>, width: u16, text: &mut St
         }
     }
     vms.sort();
-    let mut table = new_table(width, ["VM", "refused because", "with --force"]);
+    let mut table = Columns::new(vec!["NAMESPACE", "NAME", "REASON", "IF FORCED"]);
     for (vm, reasons) in vms {
         let forced = instead
             .and_then(|p| {
@@ -218,19 +216,49 @@ fn refused(asked: &Preview, instead: Option<&Preview>, width: u16, text: &mut St
                     .find(|v| format!("{}/{}", v.namespace, v.name) == vm)
             })
             .map_or_else(|| "-".to_owned(), short);
-        table.add_row([vm.to_owned(), reasons.join("\n"), forced]);
+        let (namespace, name) = vm.split_once('/').unwrap_or(("", vm));
+        table.row(vec![
+            namespace.to_owned(),
+            name.to_owned(),
+            listed(&reasons),
+            forced,
+        ]);
     }
-    text.push_str(&format!("{table}\n"));
+    table
+}
+
+fn refused(asked: &Preview, instead: Option<&Preview>, layout: &Layout, text: &mut String) {
+    let by_vm = asked.refusal.iter().any(|r| !r.vms.is_empty());
+    if !by_vm {
+        // The control-plane rule: no VM, and force does not bypass it (ND:94-105).
+        for refusal in &asked.refusal {
+            layout.line(&format!("{}: {}", refusal.reason, refusal.message), text);
+        }
+        layout.line(
+            "--force changes nothing: Harvester checks this rule before the force.",
+            text,
+        );
+        return;
+    }
+    layout.line(
+        "Harvester refuses and removes the request; nothing changes. What blocks it:",
+        text,
+    );
+    text.push_str(&refusal_table(asked, instead).render(true));
     if let Some(instead) = instead {
-        text.push_str(&format!(
-            "With --force: {}, the VMs row by row:\n",
-            instead.outcome.as_str()
-        ));
-        acted(instead, width, text);
+        text.push('\n');
+        layout.line(
+            &format!(
+                "With --force: {}, the VMs one by one:",
+                instead.outcome.as_str()
+            ),
+            text,
+        );
+        acted(instead, layout, text);
     }
 }
 
-/// One VM's outcome in a cell: `ShutDown, restart never`.
+/// One VM's outcome in a few words: `ShutDown, restart never`.
 fn short(vm: &VmOutcome) -> String {
     match vm.restart {
         Some(restart) => format!("{}, restart {}", vm.outcome, restart.as_str()),
@@ -238,24 +266,36 @@ fn short(vm: &VmOutcome) -> String {
     }
 }
 
-fn acted(asked: &Preview, width: u16, text: &mut String) {
+/// A line per VM acted on (`-o wide`: with its reasons in words).
+fn vm_table(asked: &Preview, layout: &Layout) -> Columns {
+    let mut header = vec!["NAMESPACE", "NAME", "NODE", "OUTCOME", "RESTART"];
+    if layout.wide() {
+        header.push("WHY");
+    }
+    let mut table = Columns::new(header);
+    for vm in &asked.vms {
+        let mut cells = vec![
+            vm.namespace.clone(),
+            vm.name.clone(),
+            vm.node.clone().unwrap_or_default(),
+            vm.outcome.to_string(),
+            vm.restart
+                .map(|r| r.as_str().to_owned())
+                .unwrap_or_default(),
+        ];
+        if layout.wide() {
+            cells.push(vm.reasons.join("; "));
+        }
+        table.row(cells);
+    }
+    table
+}
+
+fn acted(asked: &Preview, layout: &Layout, text: &mut String) {
     if asked.vms.is_empty() {
         text.push_str("No VM is acted on.\n");
     } else {
-        let mut table = new_table(width, ["VM", "on node", "outcome", "why"]);
-        for vm in &asked.vms {
-            let mut why = vm.reasons.join("; ");
-            for warning in &vm.warnings {
-                why.push_str(&format!("\nwarning: {warning}"));
-            }
-            table.add_row([
-                format!("{}/{}", vm.namespace, vm.name),
-                vm.node.clone().unwrap_or_else(|| "-".to_owned()),
-                short(vm),
-                why,
-            ]);
-        }
-        text.push_str(&format!("{table}\n"));
+        text.push_str(&vm_table(asked, layout).render(true));
         let count = |o: DrainOutcome| asked.vms.iter().filter(|v| v.outcome == o).count();
         let counts: Vec<String> = DrainOutcome::ALL
             .iter()
@@ -263,7 +303,21 @@ fn acted(asked: &Preview, width: u16, text: &mut String) {
             .collect();
         let n = asked.vms.len();
         let vms = if n == 1 { "VM" } else { "VMs" };
-        text.push_str(&format!("{n} {vms}: {}\n", counts.join(", ")));
+        text.push('\n');
+        layout.line(&format!("{n} {vms}: {}", counts.join(", ")), text);
+        let why: Vec<String> = asked
+            .vms
+            .iter()
+            .flat_map(|vm| {
+                let name = format!("{}/{}", vm.namespace, vm.name);
+                std::iter::once(format!("{name}: {}", vm.reasons.join("; "))).chain(
+                    vm.warnings
+                        .iter()
+                        .map(move |w| format!("{name}: warning: {w}")),
+                )
+            })
+            .collect();
+        section("Why", &why, layout, text);
     }
     let down: Vec<String> = asked
         .vms
@@ -271,7 +325,12 @@ fn acted(asked: &Preview, width: u16, text: &mut String) {
         .filter(|v| v.outcome.may_stay_down())
         .map(|v| format!("{}/{}: {}", v.namespace, v.name, v.outcome))
         .collect();
-    section("May stay off or down after the maintenance", &down, text);
+    section(
+        "May stay off or down after the maintenance",
+        &down,
+        layout,
+        text,
+    );
     let stays: Vec<String> = asked
         .vms
         .iter()
@@ -279,25 +338,13 @@ fn acted(asked: &Preview, width: u16, text: &mut String) {
         .map(|v| format!("{}/{} stays on the node", v.namespace, v.name))
         .chain(asked.stuck.iter().cloned())
         .collect();
-    section("Never completes", &stays, text);
+    section("Never completes", &stays, layout, text);
 }
 
-fn new_table<const N: usize>(width: u16, header: [&str; N]) -> Table {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::ASCII_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(width)
-        .set_header(header);
-    table
-}
-
-fn section(title: &str, lines: &[String], text: &mut String) {
-    if lines.is_empty() {
-        return;
-    }
-    text.push_str(&format!("{title}:\n"));
-    for line in lines {
-        text.push_str(&format!("  {line}\n"));
+/// A titled list after a blank line.
+fn section(title: &str, lines: &[String], layout: &Layout, text: &mut String) {
+    if !lines.is_empty() {
+        text.push('\n');
+        layout.section(title, lines, text);
     }
 }

@@ -15,6 +15,7 @@ use vm_maintenance_strategy::eviction::Assessment;
 use vm_maintenance_strategy::settings::Settings;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
 
+use crate::columns::Layout;
 use crate::dump_cluster::{DumpCluster, assess, dump_cluster, policy_settings};
 use crate::input::{Dump, Source, read_documents};
 use crate::maintenance::Extra;
@@ -37,9 +38,8 @@ pub struct Options<'a> {
     /// Where they were read from, to name them in errors.
     pub settings_path: Option<&'a Path>,
     pub external_controller: bool,
-    pub json: bool,
-    pub width: u16,
-    /// Prefix of the notes on stderr (`drain-preview`).
+    pub layout: Layout,
+    /// Prefix of the notes on stderr (`kubectl-vm_maintenance`).
     pub program: &'a str,
     /// Only the VMs whose VMI runs on this node.
     pub node: Option<&'a str>,
@@ -116,12 +116,9 @@ pub fn drain(
     progress.finish_and_clear();
     rows.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
 
-    let text = if options.json {
-        let mut text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
-        text.push('\n');
-        text
-    } else {
-        crate::report::table(&rows, options.width)
+    let text = match options.layout.data(&rows) {
+        Some(text) => text?,
+        None => crate::report::table(&rows, &options.layout),
     };
     Ok((text, exit_code(&rows)))
 }
@@ -231,17 +228,6 @@ fn progress_bar(len: usize) -> ProgressBar {
     }
     bar.set_prefix("evaluating");
     bar
-}
-
-pub fn table_width(given: Option<u16>) -> u16 {
-    given
-        .or_else(|| {
-            let term = console::Term::stdout();
-            term.is_term()
-                .then(|| term.size_checked().map(|(_, cols)| cols))
-                .flatten()
-        })
-        .unwrap_or(120)
 }
 
 /// What the assessment reads: the settings as the policy reads them, the dump as the cluster;
@@ -421,7 +407,7 @@ fn verdict(
     let gvk = json!({"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"});
     let gvr = json!({"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"});
     let request = json!({
-        "uid": format!("drain-preview-{namespace}-{}", name.unwrap_or_default()),
+        "uid": format!("vm-maintenance-{namespace}-{}", name.unwrap_or_default()),
         "kind": gvk,
         "resource": gvr,
         "requestKind": gvk,

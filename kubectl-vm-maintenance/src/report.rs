@@ -1,10 +1,12 @@
-//! The rows, the table that fits a width, and the summary by outcome.
+//! The rows of the drain preview, its table (as `kubectl get` prints one), and below it the
+//! summary by outcome and the explanations.
 
 use cluster_model::drain::DrainOutcome;
 use cluster_model::restart::RunStrategy;
-use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width, presets};
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::columns::{Columns, Layout, NONE};
 
 use vm_maintenance_strategy::reason::Reason;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
@@ -135,123 +137,154 @@ fn shown(value: Option<&Value>) -> String {
     }
 }
 
-/// `Migrate` when the VM and its template agree, else `VALUE /\nVALUE`.
+/// `Migrate` when the VM and its template agree, else `VM/TEMPLATE` (`Shutdown/<unset>`).
 fn labels_cell(row: &Row) -> String {
     let (vm, template) = (row.label.as_ref(), row.template_label.as_ref());
     if vm == template {
         shown(vm)
     } else {
-        format!("{} /\n{}", shown(vm), shown(template))
+        format!("{}/{}", shown(vm), shown(template))
     }
 }
 
-fn verdict_cell(verdict: Option<&Verdict>) -> String {
+/// The policy's answer in words: `allowed`, `would add label`, `would set evictionStrategy`,
+/// `rejects: label: invalid maintenance mode strategy: migrate`, `error`.
+pub fn policy_words(verdict: Option<&Verdict>) -> String {
     let Some(verdict) = verdict else {
-        return String::new();
+        return NONE.to_owned();
     };
-    let mut cell = match verdict.kind {
+    match verdict.kind {
         VerdictKind::Allowed => "allowed".to_owned(),
-        VerdictKind::Mutated => {
-            let ops = verdict
-                .patch
-                .as_ref()
-                .and_then(Value::as_array)
-                .map(|ops| {
-                    ops.iter()
-                        .map(|op| {
-                            format!(
-                                "{} {}",
-                                op["op"].as_str().unwrap_or("?"),
-                                op["path"].as_str().unwrap_or("?")
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                })
-                .unwrap_or_default();
-            format!("mutated:\n{ops}")
-        }
+        VerdictKind::Mutated => mutation_words(verdict.patch.as_ref()),
         VerdictKind::Rejected => format!(
-            "rejected: {}",
-            verdict.message.as_deref().unwrap_or("(no message)")
+            "rejects: {}",
+            short_reason(verdict.message.as_deref().unwrap_or("(no message)"))
         ),
-        VerdictKind::Error => format!("error: {}", verdict.message.as_deref().unwrap_or("")),
-    };
-    match verdict.warnings.len() {
-        0 => {}
-        1 => cell.push_str("\n(1 warning)"),
-        n => cell.push_str(&format!("\n({n} warnings)")),
+        VerdictKind::Error => "error".to_owned(),
     }
-    cell
 }
 
-/// The table, then the summary by outcome ([`summary`]).
-pub fn table(rows: &[Row], width: u16) -> String {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::ASCII_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(width)
-        .set_header([
-            "VM",
-            "label\n(VM / template)",
-            "eviction strategy",
-            "cannot live-migrate",
-            "drain",
-            "policy today",
-        ]);
-    // Enum values are never split when the width allows it: `LiveMigrateIfPossible` is 21
-    // characters, `ShutDown` 8 (the widths count the padding). Narrower tables split them.
-    if width >= 110 {
-        let lower = |width: u16| ColumnConstraint::LowerBoundary(Width::Fixed(width));
-        table.set_constraints([
-            lower(21),
-            lower(18),
-            lower(23),
-            lower(16),
-            lower(10),
-            lower(18),
-        ]);
-    }
-    for row in rows {
-        let strategy = match (&row.eviction_strategy, row.eviction_strategy_source) {
-            (Some(strategy), Some(source)) => format!("{strategy}\n({source})"),
-            _ => String::new(),
-        };
-        let reasons = if row.reasons.is_empty() {
-            "-".to_owned()
-        } else {
-            row.reasons.join("\n")
-        };
-        let outcome = row
-            .outcome
-            .map_or_else(|| "not judged".to_owned(), |o| o.to_string());
-        let vm = match &row.node {
-            Some(node) => format!("{}/{}\non {node}", row.namespace, row.name),
-            None => format!("{}/{}", row.namespace, row.name),
-        };
-        table.add_row([
-            vm,
-            labels_cell(row),
-            strategy,
-            reasons,
-            outcome,
-            verdict_cell(row.verdict.as_ref()),
-        ]);
-    }
-    let mut text = if rows.is_empty() {
-        "No VirtualMachine in the input.\n".to_owned()
-    } else {
-        format!("{table}\n")
+/// What a patch does, in words: `would add label` (the VM's label, and its template's with it),
+/// `would copy label to template`, `would set evictionStrategy`, joined by commas.
+fn mutation_words(patch: Option<&Value>) -> String {
+    let paths: Vec<&str> = patch
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|op| op["path"].as_str())
+        .collect();
+    let touches = |prefix: &str| {
+        paths
+            .iter()
+            .any(|p| *p == prefix || p.starts_with(&format!("{prefix}/")))
     };
-    text.push_str(&summary(rows));
+    let mut words = Vec::new();
+    if touches("/metadata") {
+        words.push("add label".to_owned());
+    } else if touches("/spec/template/metadata") {
+        words.push("copy label to template".to_owned());
+    }
+    if touches("/spec/template/spec") {
+        words.push("set evictionStrategy".to_owned());
+    }
+    for path in &paths {
+        let known = [
+            "/metadata",
+            "/spec/template/metadata",
+            "/spec/template/spec",
+        ]
+        .iter()
+        .any(|prefix| *path == *prefix || path.starts_with(&format!("{prefix}/")));
+        if !known {
+            words.push(format!("change {path}"));
+        }
+    }
+    if words.is_empty() {
+        "would change the VM".to_owned()
+    } else {
+        format!("would {}", words.join(", "))
+    }
+}
+
+/// A rejection in a few words: the field it names (`label`, `template label`, else the last
+/// part of its path) and the message up to its first parenthesis or semicolon.
+/// `spec.template.spec.evictionStrategy: unsupported value "External" (valid: ...)` is
+/// `evictionStrategy: unsupported value "External"`.
+pub fn short_reason(message: &str) -> String {
+    let Some((path, reason)) = message.split_once(": ") else {
+        return message.to_owned();
+    };
+    let reason = reason
+        .split(" (")
+        .next()
+        .and_then(|r| r.split("; ").next())
+        .unwrap_or(reason);
+    let field = if path.starts_with("spec.template.metadata.labels[") {
+        "template label".to_owned()
+    } else if path.starts_with("metadata.labels[") {
+        "label".to_owned()
+    } else {
+        let bare = path.split('[').next().unwrap_or(path);
+        let last = bare.rsplit('.').next().unwrap_or(bare);
+        format!("{last}{}", &path[bare.len()..])
+    };
+    format!("{field}: {reason}")
+}
+
+/// The table (`-o wide`: with the strategy's source, the runStrategy and the reasons), then the
+/// summary and the explanations ([`summary`]); `--no-headers`: the rows alone.
+pub fn table(rows: &[Row], layout: &Layout) -> String {
+    let mut header = vec!["NAMESPACE", "NAME", "NODE", "LABEL", "EVICTION"];
+    if layout.wide() {
+        header.extend(["SOURCE", "RUNSTRATEGY"]);
+    }
+    header.extend(["DRAIN", "POLICY"]);
+    if layout.wide() {
+        header.push("REASONS");
+    }
+    let mut table = Columns::new(header);
+    for row in rows {
+        let mut cells = vec![
+            row.namespace.clone(),
+            row.name.clone(),
+            row.node.clone().unwrap_or_default(),
+            labels_cell(row),
+            row.eviction_strategy
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        ];
+        if layout.wide() {
+            cells.push(row.eviction_strategy_source.unwrap_or_default().to_owned());
+            cells.push(
+                row.run_strategy
+                    .as_ref()
+                    .and_then(|r| r.value.clone())
+                    .unwrap_or_default(),
+            );
+        }
+        cells.push(
+            row.outcome
+                .map_or_else(|| "<unknown>".to_owned(), |o| o.to_string()),
+        );
+        cells.push(policy_words(row.verdict.as_ref()));
+        if layout.wide() {
+            cells.push(row.reasons.join("; "));
+        }
+        table.row(cells);
+    }
+    let mut text = table.render(layout.headers);
+    if layout.headers {
+        text.push_str(&summary(rows, layout));
+    }
     text
 }
 
-/// `12 VMs: 5 Migrate, 3 ShutDown, 2 Restart, 0 MayStayOff, 0 StaysOff, 0 DownUntilNodeReturns,
-/// 2 Blocks`, then a line per VM that blocks, per VM that may stay off or down, the VMs that
-/// could not be judged, the policy's warnings and what was not checked.
-pub fn summary(rows: &[Row]) -> String {
+/// `Summary: 12 VMs: 5 Migrate, 3 ShutDown, 2 Restart, 0 MayStayOff, 0 StaysOff,
+/// 0 DownUntilNodeReturns, 2 Blocks`, then a line per VM that blocks, per VM that may stay off
+/// or down, the VMs that could not be judged, the policy's rejections, warnings and errors, and
+/// what was not checked.
+pub fn summary(rows: &[Row], layout: &Layout) -> String {
     let count =
         |outcome: Option<DrainOutcome>| rows.iter().filter(|r| r.outcome == outcome).count();
     let mut parts: Vec<String> = DrainOutcome::ALL
@@ -263,16 +296,26 @@ pub fn summary(rows: &[Row]) -> String {
         parts.push(format!("{unjudged} not judged"));
     }
     let vms = if rows.len() == 1 { "VM" } else { "VMs" };
-    let mut text = format!("\nSummary: {} {vms}: {}\n", rows.len(), parts.join(", "));
+    let mut text = "\n".to_owned();
+    layout.line(
+        &format!("Summary: {} {vms}: {}", rows.len(), parts.join(", ")),
+        &mut text,
+    );
     let section = |title: &str, lines: Vec<String>, text: &mut String| {
         if !lines.is_empty() {
-            text.push_str(&format!("\n{title}:\n"));
-            for line in lines {
-                text.push_str(&format!("  {line}\n"));
-            }
+            text.push('\n');
+            layout.section(title, &lines, text);
         }
     };
     let of = |row: &Row, what: &str| format!("{}/{}: {what}", row.namespace, row.name);
+    let verdicts = |kind: VerdictKind| {
+        rows.iter()
+            .filter_map(move |r| {
+                let verdict = r.verdict.as_ref().filter(|v| v.kind == kind)?;
+                Some(of(r, verdict.message.as_deref().unwrap_or("(no message)")))
+            })
+            .collect::<Vec<String>>()
+    };
     section(
         "Blocks a drain",
         rows.iter()
@@ -303,6 +346,8 @@ pub fn summary(rows: &[Row]) -> String {
             .collect(),
         &mut text,
     );
+    section("Policy rejects", verdicts(VerdictKind::Rejected), &mut text);
+    section("Policy errors", verdicts(VerdictKind::Error), &mut text);
     section(
         "Policy warnings",
         rows.iter()
@@ -321,4 +366,70 @@ pub fn summary(rows: &[Row]) -> String {
         &mut text,
     );
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_policy_in_words() {
+        let cases = [
+            (
+                "metadata.labels[harvesterhci.io/maintain-mode-strategy]: invalid maintenance mode strategy: migrate (valid: Migrate, Shutdown)",
+                "label: invalid maintenance mode strategy: migrate",
+            ),
+            (
+                "spec.template.spec.evictionStrategy: unsupported value \"External\" (valid: LiveMigrate, None)",
+                "evictionStrategy: unsupported value \"External\"",
+            ),
+            (
+                "spec.template.spec.evictionStrategy: VM cannot live-migrate (HostDeviceNotLiveMigratable: GPU gpu1) and would block node drains with LiveMigrate; use LiveMigrateIfPossible or None",
+                "evictionStrategy: VM cannot live-migrate",
+            ),
+            (
+                "spec.template.metadata.labels[harvesterhci.io/maintain-mode-strategy]: must equal metadata.labels[harvesterhci.io/maintain-mode-strategy] (Shutdown != Migrate)",
+                "template label: must equal metadata.labels[harvesterhci.io/maintain-mode-strategy]",
+            ),
+            ("object: missing", "object: missing"),
+            ("no field at all", "no field at all"),
+        ];
+        for (message, want) in cases {
+            assert_eq!(short_reason(message), want, "{message}");
+        }
+        let patch = |paths: &[&str]| {
+            json!(
+                paths
+                    .iter()
+                    .map(|p| json!({"op": "add", "path": p, "value": {}}))
+                    .collect::<Vec<_>>()
+            )
+        };
+        let cases = [
+            (
+                vec!["/metadata/labels", "/spec/template/metadata"],
+                "would add label",
+            ),
+            (
+                vec!["/spec/template/metadata/labels/harvesterhci.io~1maintain-mode-strategy"],
+                "would copy label to template",
+            ),
+            (
+                vec![
+                    "/metadata/labels/harvesterhci.io~1maintain-mode-strategy",
+                    "/spec/template/spec/evictionStrategy",
+                ],
+                "would add label, set evictionStrategy",
+            ),
+            (
+                vec!["/spec/template/spec/evictionStrategy"],
+                "would set evictionStrategy",
+            ),
+            (vec!["/status"], "would change /status"),
+        ];
+        for (paths, want) in cases {
+            assert_eq!(mutation_words(Some(&patch(&paths))), want, "{paths:?}");
+        }
+    }
 }

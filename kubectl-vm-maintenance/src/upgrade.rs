@@ -1,9 +1,9 @@
 //! The KubeVirt upgrade preview: what the workload updater will do with every running VMI of the
-//! input (`cluster_model::upgrade`), as a table or one JSON object.
+//! input (`cluster_model::upgrade`), as a table or the data.
 
 use cluster_model::upgrade::{Completion, UpdateOutcome, Updater, UpgradePreview, preview};
-use comfy_table::{ContentArrangement, Table, presets};
 
+use crate::columns::{Columns, Layout};
 use crate::input::{Dump, Source};
 use crate::maintenance::Extra;
 
@@ -12,8 +12,7 @@ use crate::maintenance::Extra;
 pub fn run(
     sources: &[Source],
     external_controller: bool,
-    json: bool,
-    width: u16,
+    layout: &Layout,
 ) -> Result<(String, u8), String> {
     let dump = Dump::from_sources(sources);
     let extra = Extra::from_sources(sources);
@@ -30,57 +29,98 @@ pub fn run(
         Completion::Completes => 0,
         Completion::NeverCompletes => 2,
     };
-    let mut text = if json {
-        serde_json::to_string_pretty(&preview).map_err(|e| e.to_string())?
-    } else {
-        table(&preview, dump.kubevirts.is_empty(), width)
+    let text = match layout.data(&preview) {
+        Some(text) => text?,
+        None => table(&preview, dump.kubevirts.is_empty(), layout),
     };
-    text.push('\n');
     Ok((text, code))
 }
 
-fn table(preview: &UpgradePreview, no_cr: bool, width: u16) -> String {
-    let mut table = Table::new();
-    table
-        .load_preset(presets::ASCII_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(width)
-        .set_header(["VMI", "node", "eviction strategy", "update", "why"]);
+/// A line per running VMI (`-o wide`: with its VM's runStrategy and the strategy it runs under
+/// after a restart), then the counts, why, and whether the update completes.
+fn table(preview: &UpgradePreview, no_cr: bool, layout: &Layout) -> String {
+    let mut header = vec!["NAMESPACE", "NAME", "NODE", "EVICTION", "UPDATE"];
+    if layout.wide() {
+        header.extend(["RUNSTRATEGY", "AFTER RESTART"]);
+    }
+    let mut table = Columns::new(header);
     for vmi in &preview.vmis {
-        let strategy = vmi
-            .eviction_strategy
-            .as_ref()
-            .map_or("-".to_owned(), ToString::to_string);
-        let mut why = vmi.reasons.join("\n");
-        if let (UpdateOutcome::Restart | UpdateOutcome::MayStayOff, Some(after)) =
-            (vmi.outcome, &vmi.after_restart)
-        {
-            why.push_str(&format!("\nruns under {after} after the restart"));
-        }
-        table.add_row([
-            format!("{}/{}", vmi.namespace, vmi.name),
+        let mut cells = vec![
+            vmi.namespace.clone(),
+            vmi.name.clone(),
             vmi.node.clone().unwrap_or_default(),
-            strategy,
+            vmi.eviction_strategy
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
             format!("{:?}", vmi.outcome),
-            why,
-        ]);
+        ];
+        if layout.wide() {
+            cells.push(
+                vmi.run_strategy
+                    .as_ref()
+                    .and_then(|r| r.value.clone())
+                    .unwrap_or_default(),
+            );
+            cells.push(
+                vmi.after_restart
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            );
+        }
+        table.row(cells);
+    }
+    let mut text = table.render(layout.headers);
+    if !layout.headers {
+        return text;
+    }
+    text.push('\n');
+    if no_cr {
+        layout.line(
+            "Note: no KubeVirt CR in the input: KubeVirt's defaults (no update method).",
+            &mut text,
+        );
     }
     let m = &preview.migrations;
     let e = &preview.evictions;
-    let mut text = if preview.vmis.is_empty() {
-        "No running VirtualMachineInstance in the input.\n".to_owned()
-    } else {
-        format!("{table}\n")
-    };
-    if no_cr {
-        text.push_str(
-            "Note: no KubeVirt CR in the input: KubeVirt's defaults (no update method).\n",
-        );
-    }
-    text.push_str(&format!(
-        "Migrations: {} (at most {} at a time). Evictions: {} in {} batches of {} every {} s (at least {} s).\n",
-        m.count, m.parallel, e.count, e.batches, e.batch_size, e.interval_seconds, e.minimum_seconds
-    ));
+    layout.line(
+        &format!(
+            "Migrations: {} (at most {} at a time). Evictions: {} in {} batches of {} every {} s (at least {} s).",
+            m.count,
+            m.parallel,
+            e.count,
+            e.batches,
+            e.batch_size,
+            e.interval_seconds,
+            e.minimum_seconds
+        ),
+        &mut text,
+    );
+    layout.line(
+        match preview.outcome {
+            Completion::Completes => "Outcome: Completes: every VMI reaches a new launcher.",
+            Completion::NeverCompletes => {
+                "Outcome: NeverCompletes: outdatedVirtualMachineInstanceWorkloads never reaches 0."
+            }
+        },
+        &mut text,
+    );
+    let why: Vec<String> = preview
+        .vmis
+        .iter()
+        .map(|vmi| {
+            let mut why = format!("{}/{}: {}", vmi.namespace, vmi.name, vmi.reasons.join("; "));
+            if let (UpdateOutcome::Restart | UpdateOutcome::MayStayOff, Some(after)) =
+                (vmi.outcome, &vmi.after_restart)
+            {
+                why.push_str(&format!("; runs under {after} after the restart"));
+            }
+            why
+        })
+        .collect();
+    text.push('\n');
+    layout.section("Why", &why, &mut text);
     let off: Vec<String> = preview
         .vmis
         .iter()
@@ -90,19 +130,11 @@ fn table(preview: &UpgradePreview, no_cr: bool, width: u16) -> String {
                 UpdateOutcome::MayStayOff | UpdateOutcome::StaysOff
             )
         })
-        .map(|v| format!("{}/{} ({:?})", v.namespace, v.name, v.outcome))
+        .map(|v| format!("{}/{}: {:?}", v.namespace, v.name, v.outcome))
         .collect();
     if !off.is_empty() {
-        text.push_str(&format!(
-            "May stay off after its eviction: {}.\n",
-            off.join(", ")
-        ));
+        text.push('\n');
+        layout.section("May stay off after its eviction", &off, &mut text);
     }
-    text.push_str(match preview.outcome {
-        Completion::Completes => "Outcome: Completes: every VMI reaches a new launcher.",
-        Completion::NeverCompletes => {
-            "Outcome: NeverCompletes: outdatedVirtualMachineInstanceWorkloads never reaches 0."
-        }
-    });
     text
 }

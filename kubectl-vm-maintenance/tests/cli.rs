@@ -1,6 +1,7 @@
-//! drain-preview end to end, as a binary on the built `policy.wasm` (`make policy.wasm`): the
-//! sample dump (every row, and the table's text), malformed input, an empty List, a VM that cannot
-//! be judged, settings, and a generated dump of 5,000 VMs (time and peak memory on stderr).
+//! `kubectl vm-maintenance drain -f FILE` end to end, as the binary with the built `policy.wasm`
+//! embedded (`make policy.wasm`): the sample dump (every row, and the table's text), malformed
+//! input, an empty List, selections that match no VM, a VM that cannot be judged, settings (and
+//! where their errors are), and a generated dump of 5,000 VMs (time and peak memory on stderr).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -8,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_drain-preview");
+const BIN: &str = env!("CARGO_BIN_EXE_kubectl-vm_maintenance");
+const PREFIX: &str = "kubectl-vm_maintenance: ";
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -23,7 +25,8 @@ fn sample() -> PathBuf {
 
 /// A scratch directory of this test process.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("drain-preview-{}-{name}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("vm-maintenance-cli-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     dir
 }
@@ -37,6 +40,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 fn run(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
+        .env_remove("KUBECONFIG")
         .current_dir(workspace())
         .output()
         .unwrap_or_else(|e| panic!("{BIN}: {e}"))
@@ -81,7 +85,13 @@ const INVALID: &str = "metadata.labels[harvesterhci.io/maintain-mode-strategy]: 
 
 #[test]
 fn sample_dump_every_row() {
-    let output = run(&[sample().to_str().unwrap_or_default(), "--output", "json"]);
+    let output = run(&[
+        "drain",
+        "-f",
+        sample().to_str().unwrap_or_default(),
+        "-o",
+        "json",
+    ]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert_eq!(stderr(&output), "");
     let rows = json_rows(&output);
@@ -144,14 +154,18 @@ fn sample_dump_every_row() {
     }
 }
 
-/// The table at 120 columns, byte for byte: `tests/sample-table.txt`, also shown in the README.
-/// `DRAIN_PREVIEW_BLESS=1` rewrites the file from the tool's output.
+/// The table, byte for byte: `tests/sample-table.txt` (docs/kubectl-vm-maintenance.md links
+/// it). `VM_MAINTENANCE_BLESS=1` rewrites the file from the plugin's output. A line per VM, no
+/// border, columns three spaces apart; the table is the same at any width (only the explanations
+/// below it wrap, never inside a word), and a width under 40 is refused.
 #[test]
 fn sample_dump_table() {
-    let output = run(&[sample().to_str().unwrap_or_default(), "--width", "120"]);
+    let sample = sample();
+    let sample = sample.to_str().unwrap_or_default();
+    let output = run(&["drain", "-f", sample, "--width", "100"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sample-table.txt");
-    if std::env::var_os("DRAIN_PREVIEW_BLESS").is_some() {
+    if std::env::var_os("VM_MAINTENANCE_BLESS").is_some() {
         write(
             golden.parent().unwrap_or(Path::new(".")),
             "sample-table.txt",
@@ -160,35 +174,96 @@ fn sample_dump_table() {
     }
     let want = std::fs::read_to_string(&golden).unwrap_or_default();
     assert_eq!(stdout(&output), want, "{}", golden.display());
-    assert!(want.contains("\nSummary: 14 VMs: 4 Migrate, 3 ShutDown, 3 Restart, 0 MayStayOff, 0 StaysOff, 0 DownUntilNodeReturns, 4 Blocks\n"));
-    assert!(
-        want.lines()
-            .all(|l| l.chars().count() <= 120 || l.starts_with("  "))
+    assert!(want.contains("\nSummary: 14 VMs: 4 Migrate, 3 ShutDown, 3 Restart, 0 MayStayOff, 0 StaysOff, 0 DownUntilNodeReturns,\n  4 Blocks\n"), "{want}");
+    let table: Vec<&str> = want.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(table.len(), 15, "a header and a line per VM: {want}");
+    assert_eq!(
+        table[0],
+        "NAMESPACE   NAME              NODE     LABEL                            EVICTION                DRAIN      POLICY"
     );
-    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap_or_default();
-    assert!(
-        readme.contains(&want),
-        "README.md shows the sample's output verbatim"
+    assert!(!want.contains("+--") && !want.contains('|'), "{want}");
+    // Below the table, lines wrap at 100 columns between words.
+    for line in want.lines().skip(table.len()) {
+        let long_word = line.split(' ').any(|w| w.chars().count() > 90);
+        assert!(line.chars().count() <= 100 || long_word, "{line}");
+    }
+    // At any width the table is the same; without --width (not a terminal) nothing wraps.
+    for width in [None, Some("80"), Some("120"), Some("400")] {
+        let mut args = vec!["drain", "-f", sample];
+        if let Some(width) = width {
+            args.extend(["--width", width]);
+        }
+        let text = stdout(&run(&args));
+        let lines: Vec<&str> = text.lines().take(table.len() + 1).collect();
+        assert_eq!(lines[..table.len()], table[..], "--width {width:?}");
+        assert_eq!(lines[table.len()], "", "--width {width:?}");
+        if width.is_none() {
+            assert!(
+                text.contains("\n  dev/kiosk-01: LiveMigrate, cannot live-migrate (InterfaceNotLiveMigratable: bridge on pod network \"default\"): every eviction is denied (429), the drain waits forever (label Shutdown without harvesterhci.io/vmName: the drain filter evicts the Pod)\n"),
+                "{text}"
+            );
+        }
+    }
+    // -o wide: the strategy's source, the runStrategy and the reasons too; --no-headers: the
+    // rows alone.
+    let wide = stdout(&run(&["drain", "-f", sample, "-o", "wide"]));
+    let header = wide.lines().next().unwrap_or_default();
+    let words: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        words,
+        [
+            "NAMESPACE",
+            "NAME",
+            "NODE",
+            "LABEL",
+            "EVICTION",
+            "SOURCE",
+            "RUNSTRATEGY",
+            "DRAIN",
+            "POLICY",
+            "REASONS"
+        ]
     );
-    // Narrow terminals get a narrower table, never a wider one.
-    let narrow = run(&[sample().to_str().unwrap_or_default(), "--width", "80"]);
-    let table_lines = stdout(&narrow);
-    let widths: Vec<usize> = table_lines
-        .lines()
-        .filter(|l| l.starts_with(['+', '|']))
-        .map(|l| l.chars().count())
-        .collect();
     assert!(
-        !widths.is_empty() && widths.iter().all(|w| *w <= 80),
-        "{widths:?}"
+        wide.lines().any(|l| l.starts_with("prod        db-02 ")
+            && l.ends_with("   DisksNotLiveMigratable: volume db-02-data (ReadWriteOnce)")),
+        "{wide}"
     );
+    let bare = stdout(&run(&["drain", "-f", sample, "--no-headers"]));
+    assert_eq!(bare.lines().count(), 14, "{bare}");
+    assert!(bare.starts_with("ai     "), "{bare}");
+    for width in ["39", "0", "5"] {
+        let output = run(&["drain", "-f", sample, "--width", width]);
+        assert_eq!(output.status.code(), Some(1), "--width {width}");
+        assert!(
+            stderr(&output).contains(&format!(
+                "invalid value '{width}' for '--width <COLUMNS>': {width} is not in 40..=65535"
+            )),
+            "{}",
+            stderr(&output)
+        );
+        assert_eq!(stdout(&output), "");
+    }
+}
+
+/// `-o yaml` is the data of `-o json`.
+#[test]
+fn yaml_is_the_json_data() {
+    let sample = sample();
+    let sample = sample.to_str().unwrap_or_default();
+    let json = json_rows(&run(&["drain", "-f", sample, "-o", "json"]));
+    let output = run(&["drain", "-f", sample, "-o", "yaml"]);
+    assert_eq!(output.status.code(), Some(2));
+    let yaml: Vec<Value> = serde_yaml::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", stdout(&output)));
+    assert_eq!(yaml, json);
 }
 
 #[test]
 fn external_controller_and_settings() {
     let sample = sample();
     let sample = sample.to_str().unwrap_or_default();
-    let output = run(&[sample, "--output", "json", "--external-controller"]);
+    let output = run(&["drain", "-f", sample, "-o", "json", "--external-controller"]);
     let rows = json_rows(&output);
     let proxy = rows.iter().find(|r| r["name"] == "backup-proxy-01");
     assert_eq!(proxy.map(|r| &r["outcome"]), Some(&json!("Migrate")));
@@ -196,8 +271,10 @@ fn external_controller_and_settings() {
 
     // A policy manifest's settings: the cluster default comes from them, the verdicts follow.
     let output = run(&[
+        "drain",
+        "-f",
         sample,
-        "--output",
+        "-o",
         "json",
         "--settings",
         "examples/strict-cluster.yaml",
@@ -252,11 +329,17 @@ fn external_controller_and_settings() {
     ];
     for (name, text, message) in cases {
         let path = write(&dir, name, text);
-        let output = run(&[sample, "--settings", path.to_str().unwrap_or_default()]);
+        let output = run(&[
+            "drain",
+            "-f",
+            sample,
+            "--settings",
+            path.to_str().unwrap_or_default(),
+        ]);
         assert_eq!(output.status.code(), Some(1), "{name}");
         assert_eq!(
             stderr(&output),
-            format!("drain-preview: {}: {message}\n", path.display())
+            format!("{PREFIX}{}: {message}\n", path.display())
         );
         assert_eq!(stdout(&output), "");
     }
@@ -308,37 +391,20 @@ fn malformed_files_are_bad_input() {
         };
         // A bad file among good ones still fails the run, whatever its position.
         let output = run(&[
+            "drain",
+            "-f",
             good.to_str().unwrap_or_default(),
+            "-f",
             path.to_str().unwrap_or_default(),
         ]);
         assert_eq!(output.status.code(), Some(1), "{name}: {}", stderr(&output));
         assert_eq!(
             stderr(&output),
-            format!("drain-preview: {}:{message}\n", path.display()),
+            format!("{PREFIX}{}:{message}\n", path.display()),
             "{name}"
         );
         assert_eq!(stdout(&output), "", "{name}");
     }
-}
-
-#[test]
-fn empty_list() {
-    let dir = scratch("empty");
-    let path = write(
-        &dir,
-        "empty.json",
-        "{\"apiVersion\": \"v1\", \"items\": [], \"kind\": \"List\", \"metadata\": {\"resourceVersion\": \"\"}}\n",
-    );
-    let path = path.to_str().unwrap_or_default();
-    let output = run(&[path]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(
-        stdout(&output),
-        "No VirtualMachine in the input.\n\nSummary: 0 VMs: 0 Migrate, 0 ShutDown, 0 Restart, 0 MayStayOff, 0 StaysOff, 0 DownUntilNodeReturns, 0 Blocks\n"
-    );
-    let output = run(&[path, "--output", "json"]);
-    assert_eq!(output.status.code(), Some(0));
-    assert_eq!(stdout(&output), "[]\n");
 }
 
 /// Only VMs that block set exit code 2, VMs that may stay off or down 3 (docs/rules.md R2-R10);
@@ -381,7 +447,13 @@ fn exit_code_follows_the_outcomes() {
         let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
         let yaml = serde_yaml::to_string(&list).unwrap_or_default();
         let path = write(&dir, "dump.yaml", &yaml);
-        let output = run(&[path.to_str().unwrap_or_default(), "--output", "json"]);
+        let output = run(&[
+            "drain",
+            "-f",
+            path.to_str().unwrap_or_default(),
+            "-o",
+            "json",
+        ]);
         assert_eq!(
             output.status.code(),
             Some(code),
@@ -414,12 +486,12 @@ fn a_vm_that_cannot_be_judged_is_reported() {
         "not an object"
     ]});
     let path = write(&dir, "dump.json", &list.to_string());
-    let output = run(&[path.to_str().unwrap_or_default(), "--width", "120"]);
+    let output = run(&["drain", "-f", path.to_str().unwrap_or_default()]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert_eq!(
         stderr(&output),
         format!(
-            "drain-preview: note: {}: item 3 is not an object, ignored\n",
+            "{PREFIX}note: {}: item 3 is not an object, ignored\n",
             path.display()
         )
     );
@@ -434,7 +506,13 @@ fn a_vm_that_cannot_be_judged_is_reported() {
         text.contains("\nNot judged (may block a drain):\n  team/(unnamed VM #2): metadata.name: missing\n  team/odd: spec.template.metadata.labels: not a map, the labels of its Pod are unknown\n"),
         "{text}"
     );
-    let output = run(&[path.to_str().unwrap_or_default(), "--output", "json"]);
+    let output = run(&[
+        "drain",
+        "-f",
+        path.to_str().unwrap_or_default(),
+        "-o",
+        "json",
+    ]);
     let rows = json_rows(&output);
     let odd = rows
         .iter()
@@ -459,7 +537,7 @@ fn five_thousand_vms() {
         .into_iter()
         .partition(|i| i["kind"] == "VirtualMachine");
     assert_eq!(vms.len(), 14);
-    let sample_rows = json_rows(&run(&[sample_path_str(), "--output", "json"]));
+    let sample_rows = json_rows(&run(&["drain", "-f", sample_path_str(), "-o", "json"]));
     let mut want = std::collections::BTreeMap::new();
     let mut generated = rest;
     for i in 0..COUNT {
@@ -490,7 +568,13 @@ fn five_thousand_vms() {
     let out = std::fs::File::create(&out_path).unwrap_or_else(|e| panic!("{e}"));
     let start = Instant::now();
     let mut child = Command::new(BIN)
-        .args([path.to_str().unwrap_or_default(), "--output", "json"])
+        .args([
+            "drain",
+            "-f",
+            path.to_str().unwrap_or_default(),
+            "-o",
+            "json",
+        ])
         .stdout(Stdio::from(out))
         .stderr(Stdio::null())
         .spawn()
@@ -512,7 +596,7 @@ fn five_thousand_vms() {
     }
     assert_eq!(got, want);
     eprintln!(
-        "drain-preview, {COUNT} VMs ({:.1} MB of JSON): {:.2} s wall, peak RSS {:.0} MiB",
+        "kubectl vm-maintenance drain, {COUNT} VMs ({:.1} MB of JSON): {:.2} s wall, peak RSS {:.0} MiB",
         size as f64 / 1e6,
         elapsed.as_secs_f64(),
         max_rss_kib as f64 / 1024.0

@@ -775,6 +775,8 @@ fn usage_errors_exit_1() {
     for args in [
         vec!["drain", "-o", "xml", "-f", &file],
         vec!["drain", "--no-such-flag", "-f", &file],
+        vec!["drain", "--width", "39", "-f", &file],
+        vec!["drain", "--width", "0", "-f", &file],
         vec![],
         vec!["maintenance"],
     ] {

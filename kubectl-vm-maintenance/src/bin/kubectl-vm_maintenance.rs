@@ -13,11 +13,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+use kubectl_vm_maintenance::columns::{Layout, MIN_WIDTH, Output, explanation_width};
 use kubectl_vm_maintenance::dump_cluster::policy_settings;
 use kubectl_vm_maintenance::input::{Source, read_sources};
 use kubectl_vm_maintenance::live::{self, Target};
 use kubectl_vm_maintenance::maintenance;
-use kubectl_vm_maintenance::preview::{self, Options, print, read_settings, refused, table_width};
+use kubectl_vm_maintenance::preview::{self, Options, print, read_settings, refused};
 use policy_host::PolicyHost;
 use serde_json::json;
 
@@ -26,9 +27,9 @@ const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/policy.wasm"))
 
 const PROGRAM: &str = "kubectl-vm_maintenance";
 
-/// Before a maintenance window: what a node drain or Harvester's maintenance mode will do with
-/// every VM, judged as KubeVirt and Harvester judge them, and what the vm-maintenance-strategy
-/// policy says about each VM.
+/// Before a maintenance window: what a node drain, Harvester's maintenance mode or a KubeVirt
+/// upgrade will do with every VM, judged as KubeVirt and Harvester judge them, and what the
+/// vm-maintenance-strategy policy says about each VM.
 #[derive(Parser, Debug)]
 #[command(name = "kubectl vm-maintenance", version)]
 struct Cli {
@@ -69,7 +70,7 @@ struct Common {
     /// The kubeconfig context.
     #[arg(long, value_name = "NAME", global = true)]
     context: Option<String>,
-    /// Only the VMs of this namespace (the drain; maintenance reads every namespace).
+    /// Only the VMs of this namespace (drain only: maintenance and upgrade read every namespace).
     #[arg(
         short = 'n',
         long,
@@ -81,9 +82,12 @@ struct Common {
     /// Every namespace (the default).
     #[arg(short = 'A', long, global = true)]
     all_namespaces: bool,
-    /// Output format.
+    /// Output format: the table, the table with more columns, or the data.
     #[arg(short = 'o', long, value_enum, default_value_t = Format::Table, global = true)]
     output: Format,
+    /// Print the table's rows alone: no header line, nothing around the table.
+    #[arg(long, global = true)]
+    no_headers: bool,
     /// Policy settings (JSON or YAML), or a ClusterAdmissionPolicy / AdmissionPolicy manifest.
     #[arg(long, value_name = "FILE", global = true)]
     settings: Option<PathBuf>,
@@ -96,15 +100,19 @@ struct Common {
     /// A registry host of `--policy registry://` reached over plain HTTP. Repeatable.
     #[arg(long, value_name = "HOST", global = true)]
     insecure_registry: Vec<String>,
-    /// Table width in columns. Default: the terminal's, else 120.
-    #[arg(long, value_name = "COLUMNS", global = true)]
+    /// Wrap the explanations below the tables at this many columns (at least 40; default: the
+    /// terminal's width, no wrapping into a file or pipe). Tables are never wrapped.
+    #[arg(long, value_name = "COLUMNS", global = true,
+          value_parser = clap::value_parser!(u16).range(i64::from(MIN_WIDTH)..))]
     width: Option<u16>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
     Table,
+    Wide,
     Json,
+    Yaml,
 }
 
 fn main() -> ExitCode {
@@ -132,8 +140,16 @@ fn run(cli: &Cli) -> Result<u8, String> {
         Some(path) => read_settings(path)?,
         None => json!({}),
     };
-    let json = common.output == Format::Json;
-    let width = table_width(common.width);
+    let layout = Layout {
+        output: match common.output {
+            Format::Table => Output::Table,
+            Format::Wide => Output::Wide,
+            Format::Json => Output::Json,
+            Format::Yaml => Output::Yaml,
+        },
+        headers: !common.no_headers,
+        width: explanation_width(common.width),
+    };
     let (text, code) = match &cli.command {
         Command::Maintenance { node, force } => {
             let policy =
@@ -144,14 +160,13 @@ fn run(cli: &Cli) -> Result<u8, String> {
                 force: *force,
                 settings: &policy,
                 external_controller: common.external_controller,
-                json,
-                width,
+                layout,
             };
             maintenance::run(&sources, &request)?
         }
         Command::Upgrade => {
             let sources = sources(common, None)?;
-            kubectl_vm_maintenance::upgrade::run(&sources, common.external_controller, json, width)?
+            kubectl_vm_maintenance::upgrade::run(&sources, common.external_controller, &layout)?
         }
         Command::Drain { node } => {
             let sources = sources(common, common.namespace.as_deref())?;
@@ -160,8 +175,7 @@ fn run(cli: &Cli) -> Result<u8, String> {
                 settings: &settings,
                 settings_path: common.settings.as_deref(),
                 external_controller: common.external_controller,
-                json,
-                width,
+                layout,
                 program: PROGRAM,
                 node: node.as_deref(),
                 namespace: common.namespace.as_deref(),
