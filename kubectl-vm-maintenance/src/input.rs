@@ -20,8 +20,11 @@ pub struct Dump {
     pub pvcs: Vec<Value>,
     /// `instancetype.kubevirt.io` instancetypes and preferences (cluster-wide and namespaced).
     pub instancetypes: Vec<Value>,
-    /// What was odd but not fatal (a duplicate VM, a List item that is not an object).
+    /// What was odd but not fatal (a duplicate VM, a List item that is not an object or has no
+    /// `kind` / `apiVersion`).
     pub notes: Vec<String>,
+    /// How many objects had no `kind` or no `apiVersion` (ignored, each a note).
+    pub untyped: usize,
 }
 
 /// Documents read from one place: a file, standard input (`-`), or a kind listed from the
@@ -77,6 +80,14 @@ impl Dump {
                         .push(format!("{shown}: item {i} is not an object, ignored"));
                     continue;
                 };
+                if !typed(&object) {
+                    dump.untyped += 1;
+                    dump.notes.push(format!(
+                        "{shown}: item {i} ({}) has no kind or apiVersion, ignored",
+                        described(&object)
+                    ));
+                    continue;
+                }
                 match classify(&object) {
                     Some(Kind::VirtualMachine) => {
                         let key = (
@@ -111,6 +122,26 @@ impl Dump {
             ));
         }
         dump
+    }
+}
+
+/// Whether an object names its `kind` and `apiVersion` (strings), as every object kubectl prints
+/// does.
+fn typed(object: &Value) -> bool {
+    object.get("kind").is_some_and(Value::is_string)
+        && object.get("apiVersion").is_some_and(Value::is_string)
+}
+
+/// `namespace/name`, `name` or `unnamed`, for a note.
+fn described(object: &Value) -> String {
+    let name = object.pointer("/metadata/name").and_then(Value::as_str);
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str);
+    match (namespace, name) {
+        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+        (None, Some(name)) => name.to_owned(),
+        _ => "unnamed".to_owned(),
     }
 }
 

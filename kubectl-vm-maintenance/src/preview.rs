@@ -49,7 +49,9 @@ pub struct Options<'a> {
 
 /// The preview's text and exit code: 0 when no VM blocks a drain and every VM evicted comes
 /// back, 2 when some VM would block it (or could not be judged), 3 when none blocks but some VM
-/// evicted without migration may stay off or down after it; `Err` for bad input (exit 1).
+/// evicted without migration may stay off or down after it; `Err` for bad input and for a
+/// selection without any VM (exit 1): a node or namespace that matches none, an input without
+/// VirtualMachines.
 pub fn drain(
     sources: &[Source],
     host: &PolicyHost,
@@ -96,6 +98,9 @@ pub fn drain(
         .enumerate()
         .filter(|(_, vm)| selected(vm, &view.running, options))
         .collect();
+    if vms.is_empty() {
+        return Err(nothing_selected(&dump, &extra, &view.running, options));
+    }
     let progress = progress_bar(vms.len());
     let mut rows: Vec<Row> = vms
         .into_iter()
@@ -121,6 +126,87 @@ pub fn drain(
         None => crate::report::table(&rows, &options.layout),
     };
     Ok((text, exit_code(&rows)))
+}
+
+/// Why no VM is left to judge, and what the input holds instead: a node that is not in it (the
+/// nodes read), a node or namespace without a VM (where VMs are), no VirtualMachine at all (and
+/// how many objects were ignored for want of `kind` / `apiVersion`).
+fn nothing_selected(dump: &Dump, extra: &Extra, running: &Running, options: &Options) -> String {
+    let names = |mut names: Vec<String>| {
+        names.sort();
+        names.dedup();
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    };
+    let nodes_of_vms: Vec<String> = dump
+        .vms
+        .iter()
+        .filter(|vm| options.namespace.is_none_or(|n| key(vm).0 == n))
+        .filter_map(|vm| {
+            let (namespace, name) = key(vm);
+            running.vmi(namespace, name)?.node.map(str::to_owned)
+        })
+        .collect();
+    if let Some(node) = options.node {
+        let mut known: Vec<String> = extra
+            .nodes
+            .iter()
+            .filter_map(|n| text_at(n, "/metadata/name").map(str::to_owned))
+            .collect();
+        known.extend(
+            extra
+                .vmis
+                .iter()
+                .filter_map(|v| text_at(v, "/status/nodeName").map(str::to_owned)),
+        );
+        known.extend(nodes_of_vms.iter().cloned());
+        if !known.iter().any(|n| n == node) {
+            let known = if known.is_empty() {
+                "none; add `kubectl get nodes -o json`".to_owned()
+            } else {
+                names(known)
+            };
+            return format!("node {node} is not in the input (nodes read: {known})");
+        }
+        let namespace = options
+            .namespace
+            .map(|n| format!(" of namespace {n}"))
+            .unwrap_or_default();
+        return format!(
+            "no VirtualMachine{namespace} runs on node {node} (nodes that run one: {})",
+            names(nodes_of_vms)
+        );
+    }
+    if let Some(namespace) = options.namespace {
+        let namespaces: Vec<String> = dump.vms.iter().map(|vm| key(vm).0.to_owned()).collect();
+        return format!(
+            "no VirtualMachine in namespace {namespace} (namespaces with one: {})",
+            names(namespaces)
+        );
+    }
+    let mut message = "no VirtualMachine in the input".to_owned();
+    if dump.untyped > 0 {
+        message.push_str(&format!(
+            "; {} objects without kind or apiVersion were ignored (a VM needs `apiVersion: kubevirt.io/v1` and `kind: VirtualMachine`)",
+            dump.untyped
+        ));
+    }
+    message
+}
+
+fn text_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
+    value.pointer(pointer).and_then(Value::as_str)
+}
+
+/// A VM's namespace (`default` when it names none) and name.
+fn key(vm: &Value) -> (&str, &str) {
+    (
+        text_at(vm, "/metadata/namespace").unwrap_or("default"),
+        text_at(vm, "/metadata/name").unwrap_or_default(),
+    )
 }
 
 /// 2 when a VM may block the drain, else 3 when one may stay off or down after it, else 0.

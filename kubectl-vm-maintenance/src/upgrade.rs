@@ -8,16 +8,25 @@ use crate::input::{Dump, Source};
 use crate::maintenance::Extra;
 
 /// The preview's text and exit code (0 completes, 2 never completes, 3 completes but some VMI
-/// evicted may stay off); `Err` for bad input.
+/// evicted may stay off); `Err` for bad input and for an input without a running VMI (exit 1).
 pub fn run(
     sources: &[Source],
     external_controller: bool,
     layout: &Layout,
 ) -> Result<(String, u8), String> {
     let dump = Dump::from_sources(sources);
+    for note in &dump.notes {
+        eprintln!("kubectl-vm_maintenance: note: {note}");
+    }
     let extra = Extra::from_sources(sources);
     let updater = Updater::of(dump.kubevirts.first()).map_err(|e| format!("KubeVirt CR: {e}"))?;
     let preview = preview(&extra.vmis, &dump.vms, &updater, external_controller);
+    if preview.vmis.is_empty() {
+        return Err(match extra.vmis.len() {
+            0 => "no VirtualMachineInstance in the input: nothing runs, nothing to update (a dump needs `kubectl get vmi -A -o json`)".to_owned(),
+            n => format!("no running VirtualMachineInstance in the input ({n} read, none of phase Running): nothing to update"),
+        });
+    }
     let stays_off = preview.vmis.iter().any(|v| {
         matches!(
             v.outcome,

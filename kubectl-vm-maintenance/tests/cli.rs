@@ -407,6 +407,76 @@ fn malformed_files_are_bad_input() {
     }
 }
 
+/// Nothing to judge is never "all clear": an empty List, objects without `kind`/`apiVersion`
+/// (each one a note), a node that is not in the input or runs no VM, a namespace without a VM;
+/// each says what was not found and what there is, and exits 1, whatever the output format.
+#[test]
+fn a_selection_without_vms_exits_1() {
+    let dir = scratch("empty");
+    let empty = write(
+        &dir,
+        "empty.json",
+        "{\"apiVersion\": \"v1\", \"items\": [], \"kind\": \"List\", \"metadata\": {\"resourceVersion\": \"\"}}\n",
+    );
+    let untyped = write(
+        &dir,
+        "untyped.yaml",
+        "metadata:\n  name: web\n  namespace: team\nspec:\n  template:\n    spec: {}\n",
+    );
+    let maintenance = workspace().join("examples/cluster-maintenance-dump.json");
+    let sample = sample();
+    let (empty, untyped, maintenance, sample) = (
+        empty.to_str().unwrap_or_default(),
+        untyped.to_str().unwrap_or_default(),
+        maintenance.to_str().unwrap_or_default(),
+        sample.to_str().unwrap_or_default(),
+    );
+    let cases: [(Vec<&str>, String); 6] = [
+        (vec!["-f", empty], "no VirtualMachine in the input\n".to_owned()),
+        (
+            vec!["-f", untyped],
+            format!(
+                "note: {untyped}: item 0 (team/web) has no kind or apiVersion, ignored\n{PREFIX}no VirtualMachine in the input; 1 objects without kind or apiVersion were ignored (a VM needs `apiVersion: kubevirt.io/v1` and `kind: VirtualMachine`)\n"
+            ),
+        ),
+        (
+            vec!["no-such-node", "-f", maintenance],
+            "node no-such-node is not in the input (nodes read: harvester-node-1, harvester-node-2, harvester-node-3, harvester-node-4)\n".to_owned(),
+        ),
+        (
+            vec!["no-such-node", "-f", sample],
+            "node no-such-node is not in the input (nodes read: none; add `kubectl get nodes -o json`)\n".to_owned(),
+        ),
+        (
+            vec!["harvester-node-4", "-n", "prod", "-f", maintenance],
+            "no VirtualMachine of namespace prod runs on node harvester-node-4 (nodes that run one: harvester-node-1, harvester-node-2, harvester-node-3)\n".to_owned(),
+        ),
+        (
+            vec!["-n", "nope", "-f", sample],
+            "no VirtualMachine in namespace nope (namespaces with one: ai, batch, default, desktops, dev, net, ops, prod)\n".to_owned(),
+        ),
+    ];
+    for (args, message) in cases {
+        for output in [None, Some("json"), Some("yaml")] {
+            let mut all = vec!["drain"];
+            all.extend(&args);
+            if let Some(output) = output {
+                all.extend(["-o", output]);
+            }
+            let got = run(&all);
+            assert_eq!(got.status.code(), Some(1), "{all:?}: {}", stderr(&got));
+            assert_eq!(stderr(&got), format!("{PREFIX}{message}"), "{all:?}");
+            assert_eq!(stdout(&got), "", "{all:?}");
+        }
+    }
+    // The nodes a VM runs on, and a namespace with VMs, still select them.
+    let got = run(&["drain", "harvester-node-4", "-f", maintenance, "-o", "json"]);
+    assert_eq!(got.status.code(), Some(2), "{}", stderr(&got));
+    assert_eq!(json_rows(&got).len(), 1);
+    let got = run(&["drain", "-n", "prod", "-f", sample, "-o", "json"]);
+    assert_eq!(json_rows(&got).len(), 4);
+}
+
 /// Only VMs that block set exit code 2, VMs that may stay off or down 3 (docs/rules.md R2-R10);
 /// the other kinds of a dump are ignored; YAML works too.
 #[test]

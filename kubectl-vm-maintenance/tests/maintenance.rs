@@ -416,6 +416,20 @@ fn bad_input() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // Maintenance reads every namespace, as Harvester does: -n is refused, not ignored.
+    let output = run(&[
+        "maintenance",
+        "harvester-node-1",
+        "-n",
+        "prod",
+        "-f",
+        SAMPLE,
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "kubectl-vm_maintenance: -n prod: maintenance and upgrade read every namespace (a node's VMs, the cluster's update); only drain selects a namespace\n"
+    );
 }
 
 /// 5,000 VMs on 50 nodes (3 control-plane), each with its VMI, launcher Pod and a Longhorn volume

@@ -779,6 +779,7 @@ fn usage_errors_exit_1() {
         vec!["drain", "--width", "0", "-f", &file],
         vec![],
         vec!["maintenance"],
+        vec!["upgrade", "-n", "prod", "-f", &file],
     ] {
         let output = run(&args, None);
         assert_eq!(
@@ -800,4 +801,17 @@ fn usage_errors_exit_1() {
         );
         assert!(!output.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// The upgrade preview needs running VMIs: without any it says so and exits 1.
+#[test]
+fn an_upgrade_without_running_vmis_exits_1() {
+    let sample = workspace().join("examples/cluster-dump.json");
+    let output = run(&["upgrade", "-f", &sample.to_string_lossy()], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "kubectl-vm_maintenance: no VirtualMachineInstance in the input: nothing runs, nothing to update (a dump needs `kubectl get vmi -A -o json`)\n"
+    );
+    assert!(output.stdout.is_empty());
 }

@@ -7,7 +7,8 @@
 //! or never completes, or the update never completes; 3 when nothing blocks but a VM evicted
 //! without migration may stay off or down after it (docs/rules.md R1-R10); 1 on bad input (a
 //! command line clap refuses, a file, a kubeconfig, an unreachable or refusing API server,
-//! settings the policy refuses).
+//! settings the policy refuses) and when there is nothing to judge (a node or namespace without
+//! any VM, an input without VMs).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -136,6 +137,14 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> Result<u8, String> {
     let common = &cli.common;
+    if let (Some(namespace), Command::Maintenance { .. } | Command::Upgrade) =
+        (&common.namespace, &cli.command)
+    {
+        return Err(format!(
+            "-n {namespace}: maintenance and upgrade read every namespace (a node's VMs, the \
+             cluster's update); only drain selects a namespace"
+        ));
+    }
     let settings = match &common.settings {
         Some(path) => read_settings(path)?,
         None => json!({}),
