@@ -202,17 +202,27 @@ fn objects(documents: Vec<Value>) -> Vec<Option<Value>> {
 /// documents are skipped; a file without any document, or one that is not an object, list or
 /// array, is an error.
 pub fn read_documents(path: &Path) -> Result<Vec<Value>, String> {
+    documents(&read_text(path)?, path)
+}
+
+/// The text of a file (`-`: standard input).
+pub fn read_text(path: &Path) -> Result<String, String> {
     let shown = path.display();
-    let text = if path == Path::new("-") {
+    if path == Path::new("-") {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
             .map_err(|e| format!("{shown}: {e}"))?;
-        text
+        Ok(text)
     } else {
-        std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?
-    };
-    let documents = parse(&text).map_err(|e| format!("{shown}:{e}"))?;
+        std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))
+    }
+}
+
+/// The documents of the text of `path`, as [`read_documents`].
+pub fn documents(text: &str, path: &Path) -> Result<Vec<Value>, String> {
+    let shown = path.display();
+    let documents = parse(text).map_err(|e| format!("{shown}:{e}"))?;
     if documents.is_empty() {
         return Err(format!("{shown}: no object in the file (it is empty)"));
     }

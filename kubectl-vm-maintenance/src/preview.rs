@@ -10,6 +10,7 @@ use cluster_model::drain::drain_outcome;
 use cluster_model::restart::{Disks, RunStrategy, after_eviction, node_bound};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use policy_host::{Cluster, Evaluation, PolicyHost};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use vm_maintenance_strategy::eviction::Assessment;
 use vm_maintenance_strategy::settings::Settings;
@@ -17,7 +18,7 @@ use vm_maintenance_strategy::strategy::EvictionStrategy;
 
 use crate::columns::Layout;
 use crate::dump_cluster::{DumpCluster, assess, dump_cluster, policy_settings};
-use crate::input::{Dump, Source, read_documents};
+use crate::input::{Dump, Source, documents, read_text};
 use crate::maintenance::Extra;
 use crate::report::{Prediction, Row, Verdict, VerdictKind};
 use crate::running::{Running, Vmi};
@@ -234,9 +235,12 @@ pub fn refused(path: Option<&Path>, message: &str) -> String {
     format!("{shown}: the policy refuses these settings: {message}")
 }
 
-/// Settings from a file: the document itself, or a policy manifest's `spec.settings`.
+/// Settings from a file: the document itself, or a policy manifest's `spec.settings`. A value
+/// of the wrong type is reported at the file's own line and column (the policy's settings read
+/// from the file's text, YAML or JSON), not at a position in the JSON the module is given.
 pub fn read_settings(path: &Path) -> Result<Value, String> {
-    let mut documents = read_documents(path)?;
+    let text = read_text(path)?;
+    let mut documents = documents(&text, path)?;
     if documents.len() != 1 {
         return Err(format!(
             "{}: expected one settings document, found {}",
@@ -263,7 +267,61 @@ pub fn read_settings(path: &Path) -> Result<Value, String> {
             path.display()
         ));
     }
+    typed_settings(&text, policy).map_err(|e| refused(Some(path), &e))?;
     Ok(settings)
+}
+
+/// A policy manifest, read only for the errors of its settings.
+#[derive(Deserialize)]
+#[expect(dead_code, reason = "read for its errors only")]
+struct Manifest {
+    spec: Option<ManifestSpec>,
+}
+
+#[derive(Deserialize)]
+#[expect(dead_code, reason = "read for its errors only")]
+struct ManifestSpec {
+    settings: Option<Settings>,
+}
+
+/// The settings read from the file's text into the policy's own type, so that an error carries
+/// the file's line and column: `evictionStrategy.nonMigratable: unknown variant ... at line 4
+/// column 18`. The consistency checks follow in [`check_settings`].
+fn typed_settings(text: &str, manifest: bool) -> Result<(), String> {
+    let json = text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with(['{', '[']);
+    // The path is written relative to the settings, as the policy names fields.
+    let relative = |message: String| match message.strip_prefix("spec.settings.") {
+        Some(rest) => rest.to_owned(),
+        None => message,
+    };
+    if json {
+        // serde_json's errors name no field: serde_path_to_error adds it, as the policy does.
+        let deserializer = &mut serde_json::Deserializer::from_str(text);
+        let named = |path: String, error: String| match path.as_str() {
+            "." | "?" | "spec" | "spec.settings" => error,
+            _ => relative(format!("{path}: {error}")),
+        };
+        if manifest {
+            serde_path_to_error::deserialize::<_, Manifest>(deserializer)
+                .map(drop)
+                .map_err(|e| named(e.path().to_string(), e.inner().to_string()))
+        } else {
+            serde_path_to_error::deserialize::<_, Option<Settings>>(deserializer)
+                .map(drop)
+                .map_err(|e| named(e.path().to_string(), e.inner().to_string()))
+        }
+    } else {
+        // serde_yaml's errors name the field themselves.
+        let read = if manifest {
+            serde_yaml::from_str::<Manifest>(text).map(drop)
+        } else {
+            serde_yaml::from_str::<Option<Settings>>(text).map(drop)
+        };
+        read.map_err(|e| relative(e.to_string()))
+    }
 }
 
 /// `validate_settings` once, as policy-server does at start-up.

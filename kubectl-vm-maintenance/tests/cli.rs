@@ -477,6 +477,61 @@ fn a_selection_without_vms_exits_1() {
     assert_eq!(json_rows(&got).len(), 4);
 }
 
+/// A settings file's errors are at the file's own line and column, YAML or JSON, settings or a
+/// policy manifest; the policy's consistency checks still apply.
+#[test]
+fn settings_errors_name_the_files_position() {
+    let dir = scratch("positions");
+    let sample = sample();
+    let sample = sample.to_str().unwrap_or_default();
+    let cases = [
+        (
+            "settings.yaml",
+            "labelKey: harvesterhci.io/maintain-mode-strategy\nmutate: true\nevictionStrategy:\n  nonMigratable: sometimes\n",
+            "evictionStrategy.nonMigratable: unknown variant `sometimes`, expected one of `ignore`, `warn`, `reject`, `fix` at line 4 column 18",
+        ),
+        (
+            "settings.json",
+            "{\n  \"mutate\": true,\n  \"evictionStrategy\": {\"nonMigratable\": \"sometimes\"}\n}\n",
+            "evictionStrategy.nonMigratable: unknown variant `sometimes`, expected one of `ignore`, `warn`, `reject`, `fix` at line 3 column 51",
+        ),
+        (
+            "policy.yaml",
+            "apiVersion: policies.kubewarden.io/v1\nkind: ClusterAdmissionPolicy\nmetadata:\n  name: x\nspec:\n  module: registry://example.org/x:v1\n  settings:\n    requireLabel: 3\n",
+            "requireLabel: invalid type: integer `3`, expected a boolean at line 8 column 19",
+        ),
+        (
+            "policy.json",
+            "{\"apiVersion\": \"policies.kubewarden.io/v1\", \"kind\": \"ClusterAdmissionPolicy\",\n \"spec\": {\"settings\": {\n   \"kubevirt\": {\"requireEvictFallback\": \"yes\"}}}}\n",
+            "kubevirt.requireEvictFallback: invalid type: string \"yes\", expected a boolean at line 3 column 45",
+        ),
+        (
+            "consistency.yaml",
+            "allowedStrategies: [Migrate]\ndefaultStrategy: Shutdown\n",
+            "defaultStrategy: \"Shutdown\" is not in allowedStrategies (Migrate)",
+        ),
+    ];
+    for (name, text, message) in cases {
+        let path = write(&dir, name, text);
+        let output = run(&[
+            "drain",
+            "-f",
+            sample,
+            "--settings",
+            path.to_str().unwrap_or_default(),
+        ]);
+        assert_eq!(output.status.code(), Some(1), "{name}");
+        assert_eq!(
+            stderr(&output),
+            format!(
+                "{PREFIX}{}: the policy refuses these settings: {message}\n",
+                path.display()
+            ),
+            "{name}"
+        );
+    }
+}
+
 /// Only VMs that block set exit code 2, VMs that may stay off or down 3 (docs/rules.md R2-R10);
 /// the other kinds of a dump are ignored; YAML works too.
 #[test]
