@@ -767,7 +767,8 @@ fn every_run_strategy_by_eviction_strategy_through_the_plugin() {
 }
 
 /// A bad command line is bad input (exit 1), never the exit code of a VM that blocks (2) or may
-/// stay off (3); help and version exit 0.
+/// stay off (3); help and version exit 0. The help reads as kubectl users type the command, and
+/// lists the exit codes and examples.
 #[test]
 fn usage_errors_exit_1() {
     let file = dump_path();
@@ -791,6 +792,12 @@ fn usage_errors_exit_1() {
         assert!(!stderr(&output).is_empty(), "{args:?}: {}", stderr(&output));
         assert!(output.stdout.is_empty(), "{args:?}");
     }
+    let output = run(&["drain", "--no-such-flag"], None);
+    assert!(
+        stderr(&output).contains("Usage: kubectl vm-maintenance drain [OPTIONS] [NODE]"),
+        "{}",
+        stderr(&output)
+    );
     for args in [["--help"], ["--version"]] {
         let output = run(&args, None);
         assert_eq!(
@@ -801,6 +808,26 @@ fn usage_errors_exit_1() {
         );
         assert!(!output.stdout.is_empty(), "{args:?}");
     }
+    let help = String::from_utf8_lossy(&run(&["--help"], None).stdout).into_owned();
+    for want in [
+        "Usage: kubectl vm-maintenance [OPTIONS] <COMMAND>",
+        "Exit codes:\n  0  nothing blocks",
+        "\n  2  a VM blocks the drain",
+        "\n  3  nothing blocks, but a VM evicted without migration may stay off",
+        "\n  1  bad input",
+        "Examples:\n  kubectl vm-maintenance drain harvester-node-2\n",
+        "[possible values: table, wide, json, yaml]",
+        "--no-headers",
+    ] {
+        assert!(help.contains(want), "{want}: {help}");
+    }
+    assert!(!help.contains("kubectl-vm_maintenance"), "{help}");
+    let help = String::from_utf8_lossy(&run(&["maintenance", "--help"], None).stdout).into_owned();
+    assert!(
+        help.contains("Usage: kubectl vm-maintenance maintenance [OPTIONS] <NODE>")
+            && help.contains("  <NODE>  The node to put in maintenance mode"),
+        "{help}"
+    );
 }
 
 /// The upgrade preview needs running VMIs: without any it says so and exits 1.

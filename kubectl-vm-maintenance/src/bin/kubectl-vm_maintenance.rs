@@ -28,11 +28,34 @@ const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/policy.wasm"))
 
 const PROGRAM: &str = "kubectl-vm_maintenance";
 
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  nothing blocks, and every VM evicted without migration comes back
+  2  a VM blocks the drain, the maintenance is refused or never completes, or the update never
+     completes (or a VM could not be judged)
+  3  nothing blocks, but a VM evicted without migration may stay off or down afterwards
+  1  bad input: a command line, file, kubeconfig, API server or settings error, or nothing to
+     judge (a node or namespace without any VM, an input without VMs)
+
+Examples:
+  kubectl vm-maintenance drain harvester-node-2
+  kubectl vm-maintenance drain -o wide -f cluster.json
+  kubectl vm-maintenance maintenance harvester-node-1 --force
+  kubectl vm-maintenance upgrade -o json
+  kubectl get vm,vmi,pods,nodes,pvc,pv,kubevirt -A -o json | kubectl vm-maintenance drain -f -
+
+Documentation: https://github.com/example/vm-maintenance-strategy/blob/main/docs/kubectl-vm-maintenance.md";
+
 /// Before a maintenance window: what a node drain, Harvester's maintenance mode or a KubeVirt
 /// upgrade will do with every VM, judged as KubeVirt and Harvester judge them, and what the
 /// vm-maintenance-strategy policy says about each VM.
 #[derive(Parser, Debug)]
-#[command(name = "kubectl vm-maintenance", version)]
+#[command(
+    name = "kubectl vm-maintenance",
+    bin_name = "kubectl vm-maintenance",
+    version,
+    after_help = AFTER_HELP
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -49,6 +72,7 @@ enum Command {
     },
     /// What Harvester's maintenance mode does on NODE: refused, completes, never completes.
     Maintenance {
+        /// The node to put in maintenance mode (every namespace is read, as Harvester does).
         node: String,
         /// The maintenance dialog's "Force" checkbox.
         #[arg(long)]
