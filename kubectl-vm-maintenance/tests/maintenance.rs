@@ -435,7 +435,7 @@ fn bad_input() {
 /// 5,000 VMs on 50 nodes (3 control-plane), each with its VMI, launcher Pod and a Longhorn volume
 /// of 3 replicas; node-07 holds 100 VMs, of them one LiveMigratable=False, one pinned, one whose
 /// last started replica is on node-07 while it runs elsewhere, and one labelled Shutdown. Times
-/// `--maintenance node-07` not forced and forced.
+/// `maintenance node-07` not forced and forced.
 #[test]
 fn five_thousand_vms_on_fifty_nodes() {
     const VMS: usize = 5000;
