@@ -1,7 +1,8 @@
 //! The live cluster as sources: exactly the kinds the previews read, listed (never watched, never
-//! written) through the Kubernetes API with the user's kubeconfig or the in-cluster config. A
-//! kind whose CRD is missing or that the user may not list is one note, and what needs it is
-//! then not checked; a bad kubeconfig, refused credentials or an unreachable server is an error.
+//! written) through the Kubernetes API with the user's kubeconfig or the in-cluster config, in
+//! pages of [`PAGE`] objects as kubectl reads them (`limit`, `continue`). A kind whose CRD is
+//! missing or that the user may not list is one note, and what needs it is then not checked; a
+//! bad kubeconfig, refused credentials or an unreachable server is an error.
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
@@ -35,6 +36,9 @@ const fn kind(api_version: &'static str, kind: &'static str, plural: &'static st
 }
 
 const INSTANCETYPES: &str = "instancetype.kubevirt.io/v1beta1";
+
+/// Objects per list page, as kubectl asks (`--chunk-size` 500).
+pub const PAGE: usize = 500;
 
 /// What the previews read, in this order.
 const KINDS: [Kind; 13] = [
@@ -145,14 +149,10 @@ async fn read_async(target: &Target) -> Result<(Vec<Source>, Vec<String>), Strin
     let mut sources = Vec::new();
     let mut notes = Vec::new();
     for kind in &KINDS {
-        let path = list_path(kind, target.namespace.as_deref());
-        let request = http::Request::get(&path)
-            .body(Vec::new())
-            .map_err(|e| e.to_string())?;
-        match client.request::<Value>(request).await {
-            Ok(list) => sources.push(Source {
+        match list(&client, kind, target.namespace.as_deref()).await {
+            Ok(pages) => sources.push(Source {
                 name: format!("cluster: {}", kind.plural),
-                documents: vec![typed(list, kind)],
+                documents: pages,
             }),
             Err(kube::Error::Api(status)) if matches!(status.code, 403 | 404) => {
                 notes.push(match status.code {
@@ -171,14 +171,46 @@ async fn read_async(target: &Target) -> Result<(Vec<Source>, Vec<String>), Strin
                     "{server}: the API server refused the credentials (401 Unauthorized)"
                 ));
             }
-            Err(error) => return Err(format!("{server}: GET {path}: {error}")),
+            Err(kube::Error::Api(status)) if status.code == 410 => {
+                return Err(format!(
+                    "{server}: {} changed too much while they were listed (410 Gone); run it again",
+                    kind.plural
+                ));
+            }
+            Err(error) => {
+                let path = list_path(kind, target.namespace.as_deref(), None);
+                return Err(format!("{server}: GET {path}: {error}"));
+            }
         }
     }
     Ok((sources, notes))
 }
 
-/// The list path of a kind, in one namespace or all.
-fn list_path(kind: &Kind, namespace: Option<&str>) -> String {
+/// Every page of a kind's list, each a list whose items carry their kind.
+async fn list(client: &Client, kind: &Kind, namespace: Option<&str>) -> kube::Result<Vec<Value>> {
+    let mut pages = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let path = list_path(kind, namespace, Some(token.as_deref().unwrap_or_default()));
+        let request = http::Request::get(&path)
+            .body(Vec::new())
+            .map_err(kube::Error::HttpError)?;
+        let page: Value = client.request(request).await?;
+        token = page
+            .pointer("/metadata/continue")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
+        pages.push(typed(page, kind));
+        if token.is_none() {
+            return Ok(pages);
+        }
+    }
+}
+
+/// The list path of a kind, in one namespace or all; with `page` (the `continue` token, `""` for
+/// the first page), a page of [`PAGE`] objects.
+fn list_path(kind: &Kind, namespace: Option<&str>, page: Option<&str>) -> String {
     let prefix = if kind.api_version == "v1" {
         "/api/v1".to_owned()
     } else {
@@ -191,9 +223,20 @@ fn list_path(kind: &Kind, namespace: Option<&str>) -> String {
         Some(namespace) => format!("{prefix}/namespaces/{namespace}/{}", kind.plural),
         None => format!("{prefix}/{}", kind.plural),
     };
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
     if let Some(selector) = kind.selector {
-        path.push_str("?labelSelector=");
-        path.extend(url::form_urlencoded::byte_serialize(selector.as_bytes()));
+        query.append_pair("labelSelector", selector);
+    }
+    if let Some(token) = page {
+        query.append_pair("limit", &PAGE.to_string());
+        if !token.is_empty() {
+            query.append_pair("continue", token);
+        }
+    }
+    let query = query.finish();
+    if !query.is_empty() {
+        path.push('?');
+        path.push_str(&query);
     }
     path
 }
@@ -243,7 +286,16 @@ mod tests {
         ];
         for (plural, namespace, want) in cases {
             let kind = by_plural(plural).expect("a kind");
-            assert_eq!(list_path(kind, namespace), want, "{plural} {namespace:?}");
+            assert_eq!(list_path(kind, namespace, None), want, "{plural} {namespace:?}");
         }
+        let pods = by_plural("pods").expect("pods");
+        assert_eq!(
+            list_path(pods, None, Some("")),
+            "/api/v1/pods?labelSelector=kubevirt.io%3Dvirt-launcher&limit=500"
+        );
+        assert_eq!(
+            list_path(pods, Some("team"), Some("eyJ2Ijo=+/x")),
+            "/api/v1/namespaces/team/pods?labelSelector=kubevirt.io%3Dvirt-launcher&limit=500&continue=eyJ2Ijo%3D%2B%2Fx"
+        );
     }
 }
