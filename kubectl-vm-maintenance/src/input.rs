@@ -74,21 +74,24 @@ impl Dump {
         let mut seen: BTreeMap<(String, String), (usize, String)> = BTreeMap::new();
         for source in sources {
             let shown = source.name.clone();
-            for (i, object) in objects(source.documents.clone()).into_iter().enumerate() {
+            // Only the kinds kept are copied: a dump is mostly other kinds (VMIs, Pods, Nodes).
+            for (i, object) in object_refs(&source.documents).into_iter().enumerate() {
                 let Some(object) = object else {
                     dump.notes
                         .push(format!("{shown}: item {i} is not an object, ignored"));
                     continue;
                 };
-                if !typed(&object) {
+                if !typed(object) {
                     dump.untyped += 1;
                     dump.notes.push(format!(
                         "{shown}: item {i} ({}) has no kind or apiVersion, ignored",
-                        described(&object)
+                        described(object)
                     ));
                     continue;
                 }
-                match classify(&object) {
+                let kind = classify(object);
+                let copy = || object.clone();
+                match kind {
                     Some(Kind::VirtualMachine) => {
                         let key = (
                             text(object.pointer("/metadata/namespace")),
@@ -100,17 +103,17 @@ impl Dump {
                                     "{}/{}: read again from {shown} (first in {first}); the last one is used",
                                     key.0, key.1
                                 ));
-                                dump.vms[*at] = object;
+                                dump.vms[*at] = copy();
                             }
                             _ => {
                                 seen.insert(key, (dump.vms.len(), shown.clone()));
-                                dump.vms.push(object);
+                                dump.vms.push(copy());
                             }
                         }
                     }
-                    Some(Kind::KubeVirt) => dump.kubevirts.push(object),
-                    Some(Kind::PersistentVolumeClaim) => dump.pvcs.push(object),
-                    Some(Kind::Instancetype) => dump.instancetypes.push(object),
+                    Some(Kind::KubeVirt) => dump.kubevirts.push(copy()),
+                    Some(Kind::PersistentVolumeClaim) => dump.pvcs.push(copy()),
+                    Some(Kind::Instancetype) => dump.instancetypes.push(copy()),
                     None => {}
                 }
             }
@@ -178,22 +181,18 @@ fn text(value: Option<&Value>) -> String {
 
 /// The objects of the documents: a `List`'s (or bare array's) items, or the document itself.
 /// `None` for an item that is not an object.
-fn objects(documents: Vec<Value>) -> Vec<Option<Value>> {
+fn object_refs(documents: &[Value]) -> Vec<Option<&Value>> {
     let mut found = Vec::new();
     for document in documents {
         let items = match document {
-            Value::Array(items) => items,
-            Value::Object(mut map) => match map.remove("items") {
-                Some(Value::Array(items)) => items,
-                Some(other) => {
-                    map.insert("items".to_owned(), other);
-                    vec![Value::Object(map)]
-                }
-                None => vec![Value::Object(map)],
+            Value::Array(items) => items.as_slice(),
+            Value::Object(map) => match map.get("items") {
+                Some(Value::Array(items)) => items.as_slice(),
+                _ => std::slice::from_ref(document),
             },
-            other => vec![other],
+            other => std::slice::from_ref(other),
         };
-        found.extend(items.into_iter().map(|i| i.is_object().then_some(i)));
+        found.extend(items.iter().map(|i| i.is_object().then_some(i)));
     }
     found
 }
@@ -330,7 +329,7 @@ mod tests {
         ];
         for (text, want) in cases {
             let documents = parse(text).unwrap_or_default();
-            assert_eq!(objects(documents).len(), want, "{text}");
+            assert_eq!(object_refs(&documents).len(), want, "{text}");
         }
     }
 }
