@@ -287,7 +287,12 @@ pub struct UpgradePreview {
 
 /// An object's namespace and name (empty when missing).
 fn key(object: &Value) -> (&str, &str) {
-    let text = |pointer| object.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
+    let text = |pointer| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
     (text("/metadata/namespace"), text("/metadata/name"))
 }
 
