@@ -189,7 +189,7 @@ bench: policy.wasm
 ROUNDS ?= 3
 .PHONY: bench-kwctl
 bench-kwctl: annotated-policy.wasm
-	@for tool in kwctl policy-server wrk; do command -v $$tool >/dev/null || { echo "bench-kwctl: needs $$tool on PATH (kwctl, policy-server: ../shared/kubewarden/install; wrk: apt-get install wrk)" >&2; exit 2; }; done
+	@for tool in kwctl policy-server wrk; do command -v $$tool >/dev/null || { echo "bench-kwctl: needs $$tool on PATH (kwctl, policy-server: Kubewarden 1.36 releases; wrk: apt-get install wrk)" >&2; exit 2; }; done
 	@test -n "$(PEER)" || { echo "usage: make bench-kwctl PEER=psa_label_enforcer.annotated.wasm [ROUNDS=3]" >&2; exit 2; }
 	$(CARGO) run -q -p policy-bench --bin kwctl-requests -- target/bench-kwctl
 	bench/kwctl.sh target/bench-kwctl $(CURDIR)/annotated-policy.wasm $(abspath $(PEER)) $(ROUNDS) | tee target/bench-kwctl/section.md

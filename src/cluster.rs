@@ -55,9 +55,10 @@ pub trait Cluster {
 pub type HostCall = fn(&str, &[u8]) -> Result<Vec<u8>, String>;
 
 /// The Kubewarden host: `list_resources_all` of `kubevirt.io/v1 KubeVirt`, `get_resource` of the
-/// instancetype kinds and of `v1 PersistentVolumeClaim`, exactly as the README documents them for
-/// kwctl replay sessions, made through `F` (Kubewarden's `kubernetes` host calls in the module,
-/// [`Host::wapc`]; a host's answers natively, [`Host::through`]).
+/// instancetype kinds and of `v1 PersistentVolumeClaim`, exactly as docs/rules.md ("Cluster
+/// lookups") documents them for kwctl replay sessions, made through `F` (Kubewarden's
+/// `kubernetes` host calls in the module, [`Host::wapc`]; a host's answers natively,
+/// [`Host::through`]).
 pub struct Host<F = HostCall>(F);
 
 impl Host {

@@ -253,7 +253,7 @@ impl Validatable for Settings {
     }
 }
 
-/// The releases whose rules the policy knows (README, "Migratability").
+/// The releases whose rules the policy knows (docs/rules.md, "Migratability as KubeVirt computes it").
 pub const SUPPORTED_RELEASES: &str = "v1.8.x, v1.9.x";
 
 impl KubevirtSettings {

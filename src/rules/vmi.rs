@@ -31,7 +31,7 @@ pub(crate) struct Vmi<'a> {
     pub(crate) launch_security: Option<&'a Field<LaunchSecurity<'a>>>,
     pub(crate) architecture: Option<String>,
     /// `domain.cpu.model` as the VM or its instancetype set it (KubeVirt's own default,
-    /// `host-model`, is not recorded: see README "Choices").
+    /// `host-model`, is not recorded: see docs/rules.md "Migratability as KubeVirt computes it").
     pub(crate) cpu_model: Option<String>,
     pub(crate) cpu_features: Cow<'a, [CpuFeature<'a>]>,
     /// `domain.features.hyperv`, after the preference's `preferredHyperv`.
