@@ -286,7 +286,11 @@ mod tests {
         ];
         for (plural, namespace, want) in cases {
             let kind = by_plural(plural).expect("a kind");
-            assert_eq!(list_path(kind, namespace, None), want, "{plural} {namespace:?}");
+            assert_eq!(
+                list_path(kind, namespace, None),
+                want,
+                "{plural} {namespace:?}"
+            );
         }
         let pods = by_plural("pods").expect("pods");
         assert_eq!(
