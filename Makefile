@@ -195,6 +195,15 @@ bench-kwctl: annotated-policy.wasm
 	bench/kwctl.sh target/bench-kwctl $(CURDIR)/annotated-policy.wasm $(abspath $(PEER)) $(ROUNDS) | tee target/bench-kwctl/section.md
 	bench/policy-server.sh target/bench-kwctl $(CURDIR)/annotated-policy.wasm $(abspath $(PEER)) $(ROUNDS) | tee -a target/bench-kwctl/section.md
 
+# The previews at cluster scale (BENCHMARKS.md "Previews at cluster scale"): the plugin as
+# `make install-plugin` builds it, on generated clusters of SIZES VMs over 50 nodes (policy-bench's
+# cluster-dump), ROUNDS interleaved rounds; wall time and peak memory of every preview.
+SIZES ?= 1000 5000
+.PHONY: bench-previews
+bench-previews: policy.wasm
+	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) build -q --locked -p kubectl-vm-maintenance --profile plugin --bin kubectl-vm_maintenance
+	bench/previews.sh target/bench-previews target/plugin/kubectl-vm_maintenance $(ROUNDS) $(SIZES)
+
 # Fuzzing (nightly, cargo-fuzz; not part of `make test`): each target for FUZZ_TIME seconds, one
 # after the other, seeded by `make fuzz-corpus` (the e2e cases and fixtures) and fuzz/regressions/.
 # No sanitizer (`-s none`): the policy is safe Rust, and ASan costs 7x the executions.
