@@ -36,6 +36,11 @@ impl Layout {
         self.output == Output::Wide
     }
 
+    /// A table (`-o wide` included), not the data.
+    pub fn table(&self) -> bool {
+        matches!(self.output, Output::Table | Output::Wide)
+    }
+
     /// `-o json` / `-o yaml`: the data as text (ending in a newline); `None` for a table.
     pub fn data<T: Serialize>(&self, value: &T) -> Option<Result<String, String>> {
         match self.output {

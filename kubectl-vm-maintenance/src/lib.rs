@@ -3,14 +3,17 @@
 //! ([`maintenance`]), with the dump as the cluster the policy's assessment reads
 //! ([`dump_cluster`]), a running VM judged by its VMI ([`running`]), and the live cluster read as
 //! a dump ([`live`]); the KubeVirt upgrade preview ([`upgrade`]); tables as `kubectl get` prints
-//! them ([`columns`]).
+//! them ([`columns`]); what a running VM's objects carry against it ([`staleness`]) and whether
+//! the KubeVirt CR syncs the label ([`label_sync`]).
 
 pub mod columns;
 pub mod dump_cluster;
 pub mod input;
+pub mod label_sync;
 pub mod live;
 pub mod maintenance;
 pub mod preview;
 pub mod report;
 pub mod running;
+pub mod staleness;
 pub mod upgrade;

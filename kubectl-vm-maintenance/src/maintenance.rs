@@ -3,7 +3,7 @@
 //! preview needs beyond the drain preview's (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and
 //! replicas), says what the dump lacks, and renders the table or the data.
 
-use cluster_model::drain::DrainOutcome;
+use cluster_model::drain::{DEFAULT_LABEL_KEY, DrainOutcome};
 use cluster_model::maintenance::{
     LAST_HEALTHY_REPLICA, Longhorn, Objects, Outcome, Preview, VmOutcome, preview,
 };
@@ -13,6 +13,8 @@ use vm_maintenance_strategy::settings::Settings;
 use crate::columns::{Columns, Layout, listed};
 use crate::dump_cluster::{assess, dump_cluster};
 use crate::input::{Dump, Source, items};
+use crate::label_sync::{self, LabelSync};
+use crate::staleness::{self, Labels, Staleness};
 
 /// The kinds of the dump that only the maintenance preview reads.
 #[derive(Debug, Default)]
@@ -145,16 +147,48 @@ pub fn run(sources: &[Source], request: &Request) -> Result<(String, u8), String
         Outcome::Completes => 0,
         _ => 2,
     };
-    let text = match request.layout.data(&asked) {
-        Some(text) => text?,
-        None => {
-            // What --force would do instead of a refusal.
-            let instead = (asked.outcome == Outcome::Refused && !request.force)
-                .then(|| preview(request.node, true, &objects, &predict));
-            table(&asked, instead.as_ref(), &request.layout)
+    let sync = label_sync::of(
+        dump.kubevirts.first(),
+        DEFAULT_LABEL_KEY,
+        request.settings.kubevirt.version.as_deref(),
+    );
+    let stale = staleness::Index::new(
+        &dump.vms,
+        &extra,
+        dump.kubevirts.first(),
+        Some(Labels {
+            key: DEFAULT_LABEL_KEY,
+            sync: &sync,
+        }),
+    );
+    let text = if request.layout.table() {
+        // What --force would do instead of a refusal.
+        let instead = (asked.outcome == Outcome::Refused && !request.force)
+            .then(|| preview(request.node, true, &objects, &predict));
+        let running = Running {
+            stale: &stale,
+            sync: &sync,
+        };
+        table(&asked, instead.as_ref(), &running, &request.layout)
+    } else {
+        let mut data = serde_yaml::to_value(&asked).map_err(|e| e.to_string())?;
+        stale.annotate(&mut data, "vms")?;
+        if let Some(object) = data.as_mapping_mut() {
+            let sync = serde_yaml::to_value(&sync).map_err(|e| e.to_string())?;
+            object.insert("labelSync".into(), sync);
         }
+        request
+            .layout
+            .data(&data)
+            .unwrap_or_else(|| Ok(String::new()))?
     };
     Ok((text, code))
+}
+
+/// What the running objects carry against their VMs, and what the KubeVirt CR syncs.
+pub struct Running<'a> {
+    pub stale: &'a staleness::Index<'a>,
+    pub sync: &'a LabelSync,
 }
 
 fn name_of(object: &Value) -> &str {
@@ -171,12 +205,17 @@ fn forced_words(force: bool) -> &'static str {
 /// The node's outcome first; for `Refused`, what blocks it VM by VM and what `--force` would do
 /// instead; otherwise the VMs, a line each; then why, why it never completes and what was not
 /// checked. `--no-headers`: the rows of the first table alone.
-pub fn table(asked: &Preview, instead: Option<&Preview>, layout: &Layout) -> String {
+pub fn table(
+    asked: &Preview,
+    instead: Option<&Preview>,
+    running: &Running,
+    layout: &Layout,
+) -> String {
     if !layout.headers {
         return if asked.outcome == Outcome::Refused {
             refusal_table(asked, instead).render(false)
         } else {
-            vm_table(asked, layout).render(false)
+            vm_table(asked, running, layout).render(false)
         };
     }
     let mut text = format!(
@@ -186,9 +225,9 @@ pub fn table(asked: &Preview, instead: Option<&Preview>, layout: &Layout) -> Str
         asked.outcome.as_str()
     );
     if asked.outcome == Outcome::Refused {
-        refused(asked, instead, layout, &mut text);
+        refused(asked, instead, running, layout, &mut text);
     } else {
-        acted(asked, layout, &mut text);
+        acted(asked, running, layout, &mut text);
     }
     section("Not checked", &asked.notes, layout, &mut text);
     text
@@ -227,7 +266,13 @@ fn refusal_table(asked: &Preview, instead: Option<&Preview>) -> Columns {
     table
 }
 
-fn refused(asked: &Preview, instead: Option<&Preview>, layout: &Layout, text: &mut String) {
+fn refused(
+    asked: &Preview,
+    instead: Option<&Preview>,
+    running: &Running,
+    layout: &Layout,
+    text: &mut String,
+) {
     let by_vm = asked.refusal.iter().any(|r| !r.vms.is_empty());
     if !by_vm {
         // The control-plane rule: no VM, and force does not bypass it (ND:94-105).
@@ -254,7 +299,7 @@ fn refused(asked: &Preview, instead: Option<&Preview>, layout: &Layout, text: &m
             ),
             text,
         );
-        acted(instead, layout, text);
+        acted(instead, running, layout, text);
     }
 }
 
@@ -266,11 +311,12 @@ fn short(vm: &VmOutcome) -> String {
     }
 }
 
-/// A line per VM acted on (`-o wide`: with its reasons in words).
-fn vm_table(asked: &Preview, layout: &Layout) -> Columns {
-    let mut header = vec!["NAMESPACE", "NAME", "NODE", "OUTCOME", "RESTART"];
+/// A line per VM acted on, with what its running objects carry against it (`-o wide`: the
+/// label on the VM, VMI and Pod, the VMI's eviction strategy, and its reasons in words).
+fn vm_table(asked: &Preview, running: &Running, layout: &Layout) -> Columns {
+    let mut header = vec!["NAMESPACE", "NAME", "NODE", "OUTCOME", "RESTART", "STALE"];
     if layout.wide() {
-        header.push("WHY");
+        header.extend(["LABEL VM/VMI/POD", "VMI EVICTION", "WHY"]);
     }
     let mut table = Columns::new(header);
     for vm in &asked.vms {
@@ -283,7 +329,21 @@ fn vm_table(asked: &Preview, layout: &Layout) -> Columns {
                 .map(|r| r.as_str().to_owned())
                 .unwrap_or_default(),
         ];
+        let stale = running.stale.of(&vm.namespace, &vm.name);
+        cells.push(stale.as_ref().map(Staleness::cell).unwrap_or_default());
         if layout.wide() {
+            cells.push(
+                stale
+                    .as_ref()
+                    .map(Staleness::labels_cell)
+                    .unwrap_or_default(),
+            );
+            cells.push(
+                stale
+                    .as_ref()
+                    .map(Staleness::eviction_cell)
+                    .unwrap_or_default(),
+            );
             cells.push(vm.reasons.join("; "));
         }
         table.row(cells);
@@ -291,11 +351,11 @@ fn vm_table(asked: &Preview, layout: &Layout) -> Columns {
     table
 }
 
-fn acted(asked: &Preview, layout: &Layout, text: &mut String) {
+fn acted(asked: &Preview, running: &Running, layout: &Layout, text: &mut String) {
     if asked.vms.is_empty() {
         text.push_str("No VM is acted on.\n");
     } else {
-        text.push_str(&vm_table(asked, layout).render(true));
+        text.push_str(&vm_table(asked, running, layout).render(true));
         let count = |o: DrainOutcome| asked.vms.iter().filter(|v| v.outcome == o).count();
         let counts: Vec<String> = DrainOutcome::ALL
             .iter()
@@ -339,6 +399,26 @@ fn acted(asked: &Preview, layout: &Layout, text: &mut String) {
         .chain(asked.stuck.iter().cloned())
         .collect();
     section("Never completes", &stays, layout, text);
+    let stale = running.stale.lines(
+        asked
+            .vms
+            .iter()
+            .map(|v| (v.namespace.as_str(), v.name.as_str())),
+    );
+    section(
+        "Stale (running objects behind their VM)",
+        &stale,
+        layout,
+        text,
+    );
+    if !asked.vms.is_empty() {
+        section(
+            "KubeVirt label sync",
+            std::slice::from_ref(&running.sync.message),
+            layout,
+            text,
+        );
+    }
 }
 
 /// A titled list after a blank line.

@@ -19,9 +19,11 @@ use vm_maintenance_strategy::strategy::EvictionStrategy;
 use crate::columns::Layout;
 use crate::dump_cluster::{DumpCluster, assess, dump_cluster, policy_settings};
 use crate::input::{Dump, Source, documents, read_text};
+use crate::label_sync::{self, LabelSync};
 use crate::maintenance::Extra;
 use crate::report::{Prediction, Row, Verdict, VerdictKind};
 use crate::running::{Running, Vmi};
+use crate::staleness::{self, Labels};
 
 /// A VM as raw JSON (the type the policy crate reads).
 type Object = serde_json::Map<String, Value>;
@@ -74,7 +76,15 @@ pub fn drain(
     if let Some(note) = extra.missing_disks(&dump) {
         eprintln!("{program}: note: {note}");
     }
+    let sync = label_sync::of(
+        dump.kubevirts.first(),
+        cluster_model::drain::DEFAULT_LABEL_KEY,
+        settings
+            .pointer("/kubevirt/version")
+            .and_then(Value::as_str),
+    );
     let view = View {
+        sync: &sync,
         policy: &policy,
         dump: &dump_cluster(&dump),
         running: Running::new(&extra),
@@ -124,7 +134,7 @@ pub fn drain(
 
     let text = match options.layout.data(&rows) {
         Some(text) => text?,
-        None => crate::report::table(&rows, &options.layout),
+        None => crate::report::table(&rows, &sync, &options.layout),
     };
     Ok((text, exit_code(&rows)))
 }
@@ -377,6 +387,8 @@ fn progress_bar(len: usize) -> ProgressBar {
 /// What the assessment reads: the settings as the policy reads them, the dump as the cluster;
 /// and what runs.
 struct View<'a> {
+    /// What the KubeVirt CR does with Harvester's label (K4).
+    sync: &'a LabelSync,
     policy: &'a Settings,
     dump: &'a DumpCluster<'a>,
     running: Running<'a>,
@@ -460,6 +472,7 @@ fn judge(
     let run_strategy = RunStrategy::of(Some(vm));
     match view.running.vmi(&namespace, name.unwrap_or_default()) {
         Some(vmi) => judge_vmi(
+            vm,
             &mut row,
             &vmi,
             assessment,
@@ -507,7 +520,12 @@ fn judge_stopped(
 
 /// A running VM: KubeVirt judges its VMI (its own strategy, its `LiveMigratable` condition, its
 /// Pod's labels); the policy's reading of the VM is shown beside it.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; the VM and its row are judged together"
+)]
 fn judge_vmi(
+    vm: &Value,
     row: &mut Row,
     vmi: &Vmi,
     assessment: Assessment,
@@ -532,6 +550,16 @@ fn judge_vmi(
     row.reasons = reasons;
     row.outcome = Some(decision.outcome);
     row.why = Some(decision.reason);
+    let labels = Labels {
+        key: cluster_model::drain::DEFAULT_LABEL_KEY,
+        sync: view.sync,
+    };
+    row.staleness = Some(staleness::of(
+        Some(vm),
+        vmi,
+        view.cluster_strategy,
+        Some(&labels),
+    ));
     row.prediction = Some(Prediction {
         eviction_strategy: assessment.eviction_strategy,
         eviction_strategy_source: assessment.source.as_str(),

@@ -7,6 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::columns::{Columns, Layout, NONE};
+use crate::label_sync::LabelSync;
+use crate::staleness::Staleness;
 
 use vm_maintenance_strategy::reason::Reason;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
@@ -41,6 +43,9 @@ pub struct Row {
     /// For a running VM: what the policy predicts from the VM object, beside what the VMI says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prediction: Option<Prediction>,
+    /// For a running VM: its VMI's and launcher Pod's label and the VMI's eviction strategy
+    /// against what the VM says now (`null`: it does not run).
+    pub staleness: Option<Staleness>,
     /// What the policy answers to a CREATE of this VM today.
     pub verdict: Option<Verdict>,
     /// What could not be checked.
@@ -110,6 +115,7 @@ impl Row {
             outcome: None,
             why: None,
             prediction: None,
+            staleness: None,
             verdict: None,
             notes: Vec::new(),
             error: None,
@@ -231,16 +237,18 @@ pub fn short_reason(message: &str) -> String {
     format!("{field}: {reason}")
 }
 
-/// The table (`-o wide`: with the strategy's source, the runStrategy and the reasons), then the
-/// summary and the explanations ([`summary`]); `--no-headers`: the rows alone.
-pub fn table(rows: &[Row], layout: &Layout) -> String {
+/// The table (`-o wide`: with the strategy's source, the runStrategy, the label on the VM, VMI
+/// and Pod, the VMI's strategy, and the reasons), then the summary and the explanations
+/// ([`summary`]); `--no-headers`: the rows alone. `sync`: what the KubeVirt CR does with the
+/// label.
+pub fn table(rows: &[Row], sync: &LabelSync, layout: &Layout) -> String {
     let mut header = vec!["NAMESPACE", "NAME", "NODE", "LABEL", "EVICTION"];
     if layout.wide() {
         header.extend(["SOURCE", "RUNSTRATEGY"]);
     }
-    header.extend(["DRAIN", "POLICY"]);
+    header.extend(["DRAIN", "STALE", "POLICY"]);
     if layout.wide() {
-        header.push("REASONS");
+        header.extend(["LABEL VM/VMI/POD", "VMI EVICTION", "REASONS"]);
     }
     let mut table = Columns::new(header);
     for row in rows {
@@ -267,24 +275,34 @@ pub fn table(rows: &[Row], layout: &Layout) -> String {
             row.outcome
                 .map_or_else(|| "<unknown>".to_owned(), |o| o.to_string()),
         );
+        cells.push(
+            row.staleness
+                .as_ref()
+                .map(Staleness::cell)
+                .unwrap_or_default(),
+        );
         cells.push(policy_words(row.verdict.as_ref()));
         if layout.wide() {
+            let staleness = row.staleness.as_ref();
+            cells.push(staleness.map(Staleness::labels_cell).unwrap_or_default());
+            cells.push(staleness.map(Staleness::eviction_cell).unwrap_or_default());
             cells.push(row.reasons.join("; "));
         }
         table.row(cells);
     }
     let mut text = table.render(layout.headers);
     if layout.headers {
-        text.push_str(&summary(rows, layout));
+        text.push_str(&summary(rows, sync, layout));
     }
     text
 }
 
 /// `Summary: 12 VMs: 5 Migrate, 3 ShutDown, 2 Restart, 0 MayStayOff, 0 StaysOff,
 /// 0 DownUntilNodeReturns, 2 Blocks`, then a line per VM that blocks, per VM that may stay off
-/// or down, the VMs that could not be judged, the policy's rejections, warnings and errors, and
-/// what was not checked.
-pub fn summary(rows: &[Row], layout: &Layout) -> String {
+/// or down, per stale running VM and what the KubeVirt CR does with the label (when a VM runs),
+/// the VMs that could not be judged, the policy's rejections, warnings and errors, and what was
+/// not checked.
+pub fn summary(rows: &[Row], sync: &LabelSync, layout: &Layout) -> String {
     let count =
         |outcome: Option<DrainOutcome>| rows.iter().filter(|r| r.outcome == outcome).count();
     let mut parts: Vec<String> = DrainOutcome::ALL
@@ -338,6 +356,17 @@ pub fn summary(rows: &[Row], layout: &Layout) -> String {
             .collect(),
         &mut text,
     );
+    section(
+        "Stale (running objects behind their VM)",
+        rows.iter()
+            .filter_map(|r| Some((r, r.staleness.as_ref()?)))
+            .flat_map(|(r, s)| s.words(&sync.key).into_iter().map(move |w| of(r, &w)))
+            .collect(),
+        &mut text,
+    );
+    if rows.iter().any(|r| r.running) {
+        section("KubeVirt label sync", vec![sync.message.clone()], &mut text);
+    }
     section(
         "Not judged (may block a drain)",
         rows.iter()

@@ -16,7 +16,8 @@ type Object = serde_json::Map<String, Value>;
 /// The VMIs that run, by namespace and name, and the launcher Pods by their VMI.
 pub struct Running<'a> {
     vmis: HashMap<(&'a str, &'a str), &'a Value>,
-    pods: HashMap<(&'a str, &'a str), &'a Value>,
+    /// Every launcher Pod that has not ended, in reading order (two during a migration).
+    pods: HashMap<(&'a str, &'a str), Vec<&'a Value>>,
 }
 
 /// One running VMI: where it runs and the labels the drain filter reads.
@@ -25,6 +26,9 @@ pub struct Vmi<'a> {
     pub node: Option<&'a str>,
     /// The launcher Pod's labels, else the VMI's (a VMI's labels reach its Pod).
     pub pod_labels: Option<&'a Object>,
+    /// The launcher Pods of the VMI that have not ended (the last one read is the one whose
+    /// labels `pod_labels` holds); empty when the input has none.
+    pub pods: Vec<&'a Value>,
 }
 
 fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
@@ -59,7 +63,9 @@ impl<'a> Running<'a> {
                 .flatten()
                 .find(|o| o.get("kind").and_then(Value::as_str) == Some("VirtualMachineInstance"));
             if let Some(name) = owner.and_then(|o| o.get("name")).and_then(Value::as_str) {
-                pods.insert((key(pod).0, name), pod);
+                pods.entry((key(pod).0, name))
+                    .or_insert_with(Vec::new)
+                    .push(pod);
             }
         }
         Running { vmis, pods }
@@ -68,7 +74,12 @@ impl<'a> Running<'a> {
     /// The running VMI of the VM `namespace/name`.
     pub fn vmi(&self, namespace: &str, name: &str) -> Option<Vmi<'a>> {
         let vmi = *self.vmis.get(&(namespace, name))?;
-        let pod = self.pods.get(&(namespace, name)).copied();
+        let pods = self
+            .pods
+            .get(&(namespace, name))
+            .cloned()
+            .unwrap_or_default();
+        let pod = pods.last().copied();
         let labels = |object: &'a Value| {
             object
                 .pointer("/metadata/labels")
@@ -80,6 +91,7 @@ impl<'a> Running<'a> {
                 .or_else(|| text(vmi, "/metadata/labels/kubevirt.io~1nodeName"))
                 .or_else(|| pod.and_then(|p| text(p, "/spec/nodeName"))),
             pod_labels: pod.and_then(labels).or_else(|| labels(vmi)),
+            pods,
         })
     }
 }

@@ -6,6 +6,7 @@ use cluster_model::upgrade::{Completion, UpdateOutcome, Updater, UpgradePreview,
 use crate::columns::{Columns, Layout};
 use crate::input::{Dump, Source};
 use crate::maintenance::Extra;
+use crate::staleness::{self, Staleness};
 
 /// The preview's text and exit code (0 completes, 2 never completes, 3 completes but some VMI
 /// evicted may stay off); `Err` for bad input and for an input without a running VMI (exit 1).
@@ -38,19 +39,30 @@ pub fn run(
         Completion::Completes => 0,
         Completion::NeverCompletes => 2,
     };
-    let text = match layout.data(&preview) {
-        Some(text) => text?,
-        None => table(&preview, dump.kubevirts.is_empty(), layout),
+    // The workload updater reads no label: only the VMI's eviction strategy can be stale here.
+    let stale = staleness::Index::new(&dump.vms, &extra, dump.kubevirts.first(), None);
+    let text = if layout.table() {
+        table(&preview, &stale, dump.kubevirts.is_empty(), layout)
+    } else {
+        let mut data = serde_yaml::to_value(&preview).map_err(|e| e.to_string())?;
+        stale.annotate(&mut data, "vmis")?;
+        layout.data(&data).unwrap_or_else(|| Ok(String::new()))?
     };
     Ok((text, code))
 }
 
-/// A line per running VMI (`-o wide`: with its VM's runStrategy and the strategy it runs under
-/// after a restart), then the counts, why, and whether the update completes.
-fn table(preview: &UpgradePreview, no_cr: bool, layout: &Layout) -> String {
-    let mut header = vec!["NAMESPACE", "NAME", "NODE", "EVICTION", "UPDATE"];
+/// A line per running VMI, with whether its eviction strategy is stale (`-o wide`: with its
+/// VM's runStrategy, the strategy it runs under after a restart, and its own strategy against
+/// the current one), then the counts, why, whether the update completes, and what is stale.
+fn table(
+    preview: &UpgradePreview,
+    stale: &staleness::Index,
+    no_cr: bool,
+    layout: &Layout,
+) -> String {
+    let mut header = vec!["NAMESPACE", "NAME", "NODE", "EVICTION", "UPDATE", "STALE"];
     if layout.wide() {
-        header.extend(["RUNSTRATEGY", "AFTER RESTART"]);
+        header.extend(["RUNSTRATEGY", "AFTER RESTART", "VMI EVICTION"]);
     }
     let mut table = Columns::new(header);
     for vmi in &preview.vmis {
@@ -64,6 +76,8 @@ fn table(preview: &UpgradePreview, no_cr: bool, layout: &Layout) -> String {
                 .unwrap_or_default(),
             format!("{:?}", vmi.outcome),
         ];
+        let staleness = stale.of(&vmi.namespace, &vmi.name);
+        cells.push(staleness.as_ref().map(Staleness::cell).unwrap_or_default());
         if layout.wide() {
             cells.push(
                 vmi.run_strategy
@@ -75,6 +89,12 @@ fn table(preview: &UpgradePreview, no_cr: bool, layout: &Layout) -> String {
                 vmi.after_restart
                     .as_ref()
                     .map(ToString::to_string)
+                    .unwrap_or_default(),
+            );
+            cells.push(
+                staleness
+                    .as_ref()
+                    .map(Staleness::eviction_cell)
                     .unwrap_or_default(),
             );
         }
@@ -144,6 +164,16 @@ fn table(preview: &UpgradePreview, no_cr: bool, layout: &Layout) -> String {
     if !off.is_empty() {
         text.push('\n');
         layout.section("May stay off after its eviction", &off, &mut text);
+    }
+    let stale = stale.lines(
+        preview
+            .vmis
+            .iter()
+            .map(|v| (v.namespace.as_str(), v.name.as_str())),
+    );
+    if !stale.is_empty() {
+        text.push('\n');
+        layout.section("Stale (running objects behind their VM)", &stale, &mut text);
     }
     text
 }

@@ -179,7 +179,7 @@ fn sample_dump_table() {
     assert_eq!(table.len(), 15, "a header and a line per VM: {want}");
     assert_eq!(
         table[0],
-        "NAMESPACE   NAME              NODE     LABEL                            EVICTION                DRAIN      POLICY"
+        "NAMESPACE   NAME              NODE     LABEL                            EVICTION                DRAIN      STALE    POLICY"
     );
     assert!(!want.contains("+--") && !want.contains('|'), "{want}");
     // Below the table, lines wrap at 100 columns between words.
@@ -204,8 +204,8 @@ fn sample_dump_table() {
             );
         }
     }
-    // -o wide: the strategy's source, the runStrategy and the reasons too; --no-headers: the
-    // rows alone.
+    // -o wide: the strategy's source, the runStrategy, the label on the VM, VMI and Pod, the
+    // VMI's strategy and the reasons too; --no-headers: the rows alone.
     let wide = stdout(&run(&["drain", "-f", sample, "-o", "wide"]));
     let header = wide.lines().next().unwrap_or_default();
     let words: Vec<&str> = header.split_whitespace().collect();
@@ -220,7 +220,12 @@ fn sample_dump_table() {
             "SOURCE",
             "RUNSTRATEGY",
             "DRAIN",
+            "STALE",
             "POLICY",
+            "LABEL",
+            "VM/VMI/POD",
+            "VMI",
+            "EVICTION",
             "REASONS"
         ]
     );
@@ -743,4 +748,133 @@ fn children_max_rss_kib() -> i64 {
     let done = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
     assert_eq!(done, 0, "getrusage");
     usage.ru_maxrss
+}
+
+/// A running VM whose VMI and launcher Pod kept an old label and whose VMI kept a stale
+/// `LiveMigrate` it cannot migrate under: every preview says so (`STALE`, `staleness` in the
+/// JSON), with what the drain and Harvester's maintenance read and whether the KubeVirt CR
+/// syncs the label (K4).
+#[test]
+fn stale_running_objects_in_every_preview() {
+    let dump = |customize: Value| {
+        let mut objects = vec![json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+            "metadata": {"name": "kubevirt", "namespace": "kubevirt"},
+            "spec": {"configuration": {"evictionStrategy": "LiveMigrateIfPossible"},
+                     "customizeComponents": customize,
+                     "workloadUpdateStrategy": {"workloadUpdateMethods": ["LiveMigrate", "Evict"]}},
+            "status": {"observedKubeVirtVersion": "v1.9.0"}})];
+        for node in ["node-1", "node-2"] {
+            objects.push(json!({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": node, "labels": {"kubernetes.io/hostname": node}},
+                "spec": {}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}));
+        }
+        for (name, old, strategy, migratable) in [
+            ("stale", "Shutdown", "LiveMigrate", "False"),
+            ("current", "Migrate", "LiveMigrateIfPossible", "True"),
+        ] {
+            objects.push(json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                "metadata": {"name": name, "namespace": "team", "labels": {K: "Migrate"}},
+                "spec": {"runStrategy": "Always", "template": {"metadata": {"labels": {K: "Migrate"}},
+                    "spec": {"domain": {"devices": {"interfaces": [{"name": "default", "masquerade": {}}]}},
+                             "networks": [{"name": "default", "pod": {}}]}}}}));
+            objects.push(json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+                "metadata": {"name": name, "namespace": "team", "labels": {K: old, "kubevirt.io/nodeName": "node-1"},
+                             "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "name": name}]},
+                "spec": {"evictionStrategy": strategy},
+                "status": {"phase": "Running", "nodeName": "node-1",
+                           "conditions": [{"type": "LiveMigratable", "status": migratable, "reason": "HostDeviceNotLiveMigratable"}]}}));
+            objects.push(json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("virt-launcher-{name}-x1y2z"), "namespace": "team",
+                             "labels": {K: old, "kubevirt.io": "virt-launcher", "harvesterhci.io/vmName": name},
+                             "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": name}]},
+                "spec": {"nodeName": "node-1"}, "status": {"phase": "Running"}}));
+        }
+        json!({"apiVersion": "v1", "kind": "List", "items": objects}).to_string()
+    };
+    let dir = scratch("stale");
+    let unsynced = write(&dir, "unsynced.json", &dump(json!({})));
+    let synced = write(
+        &dir,
+        "synced.json",
+        &dump(json!({"flags": {"controller": {"additional-launcher-labels-sync": K}}})),
+    );
+    let file = unsynced.to_str().unwrap_or_default();
+    let want = json!({
+        "label": {"vm": "Migrate", "template": "Migrate", "vmi": "Shutdown", "pod": "Shutdown",
+                  "podName": "virt-launcher-stale-x1y2z", "drainReads": "pod", "maintenanceReads": "vmi",
+                  "syncedByKubeVirt": false, "differs": ["vmi", "pod"]},
+        "evictionStrategy": {"vmi": "LiveMigrate", "current": "LiveMigrateIfPossible",
+                             "currentSource": "cluster", "stale": true}
+    });
+    let current = json!({
+        "label": {"vm": "Migrate", "template": "Migrate", "vmi": "Migrate", "pod": "Migrate",
+                  "podName": "virt-launcher-current-x1y2z", "drainReads": "pod", "maintenanceReads": "vmi",
+                  "syncedByKubeVirt": false, "differs": []},
+        "evictionStrategy": {"vmi": "LiveMigrateIfPossible", "current": "LiveMigrateIfPossible",
+                             "currentSource": "cluster", "stale": false}
+    });
+    let by_name = |rows: &Value, name: &str| {
+        rows.as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["name"] == name)
+            .map(|r| r["staleness"].clone())
+            .unwrap_or_default()
+    };
+    // The drain: the Pod's Shutdown makes the filter skip it, and Harvester stops it.
+    let drain = json_rows(&run(&["drain", "-o", "json", "-f", file]));
+    let drain = Value::Array(drain);
+    assert_eq!(by_name(&drain, "stale"), want);
+    assert_eq!(by_name(&drain, "current"), current);
+    // Harvester refuses a node with a VMI that cannot migrate: forced, it acts on both VMs.
+    let maintenance = run(&["maintenance", "node-1", "--force", "-o", "json", "-f", file]);
+    let maintenance: Value = serde_json::from_slice(&maintenance.stdout).unwrap_or_default();
+    assert_eq!(by_name(&maintenance["vms"], "stale"), want, "{maintenance}");
+    assert_eq!(maintenance["labelSync"]["synced"], false);
+    // The upgrade reads no label: only the strategy, which blocks it forever.
+    let upgrade = run(&["upgrade", "-o", "json", "-f", file]);
+    let upgrade: Value = serde_json::from_slice(&upgrade.stdout).unwrap_or_default();
+    assert_eq!(
+        by_name(&upgrade["vmis"], "stale"),
+        json!({"evictionStrategy": want["evictionStrategy"]})
+    );
+    // The tables.
+    let table = stdout(&run(&["drain", "-f", file]));
+    let row = |text: &str, name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("team        {name} ")))
+            .map(|l| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        row(&table, "stale")[6],
+        "label(vmi,pod),eviction",
+        "{table}"
+    );
+    assert_eq!(row(&table, "current")[6], "no", "{table}");
+    assert!(table.contains("\nStale (running objects behind their VM):\n  team/stale: label VM Migrate, template Migrate, VMI Shutdown, launcher Pod Shutdown (the drain reads the Pod's, Harvester's maintenance the VMI's): KubeVirt does not sync harvesterhci.io/maintain-mode-strategy: restart the VM or run kubectl vm-maintenance sync --apply\n  team/stale: evictionStrategy LiveMigrate on the VMI, LiveMigrateIfPossible now (the KubeVirt CR's): stale: restart once to get LiveMigrateIfPossible\n"), "{table}");
+    assert!(table.contains("\nKubeVirt label sync:\n  spec.customizeComponents: virt-controller does not sync label harvesterhci.io/maintain-mode-strategy (no --additional-launcher-labels-sync); "), "{table}");
+    let wide = stdout(&run(&["drain", "-o", "wide", "-f", file]));
+    let cells = row(&wide, "stale");
+    assert!(
+        cells.contains(&"Migrate/Shutdown/Shutdown".to_owned())
+            && cells.contains(&"LiveMigrate->LiveMigrateIfPossible".to_owned()),
+        "{wide}"
+    );
+    let table = stdout(&run(&["maintenance", "node-1", "--force", "-f", file]));
+    assert_eq!(
+        row(&table, "stale")[5],
+        "label(vmi,pod),eviction",
+        "{table}"
+    );
+    let table = stdout(&run(&["upgrade", "-f", file]));
+    assert_eq!(row(&table, "stale")[5], "eviction", "{table}");
+    assert!(table.contains("\n  team/stale: evictionStrategy LiveMigrate on the VMI, LiveMigrateIfPossible now (the KubeVirt CR's): stale: restart once to get LiveMigrateIfPossible\n"), "{table}");
+    // A CR that syncs the label: KubeVirt brings the VMI and Pod to the template's value.
+    let file = synced.to_str().unwrap_or_default();
+    let drain = Value::Array(json_rows(&run(&["drain", "-o", "json", "-f", file])));
+    assert_eq!(by_name(&drain, "stale")["label"]["syncedByKubeVirt"], true);
+    let table = stdout(&run(&["drain", "-f", file]));
+    assert!(table.contains("(the drain reads the Pod's, Harvester's maintenance the VMI's): KubeVirt's label sync brings the VMI and Pod to the template's value\n"), "{table}");
+    assert!(table.contains("\nKubeVirt label sync:\n  the KubeVirt CR makes virt-controller sync label harvesterhci.io/maintain-mode-strategy from each VM's template to its running VMI and launcher Pod (--additional-launcher-labels-sync)\n"), "{table}");
 }

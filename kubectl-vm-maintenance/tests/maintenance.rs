@@ -195,10 +195,22 @@ fn the_tables_of_two_nodes() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[1].split_whitespace().collect::<Vec<_>>(),
-        ["NAMESPACE", "NAME", "NODE", "OUTCOME", "RESTART", "WHY"]
+        [
+            "NAMESPACE",
+            "NAME",
+            "NODE",
+            "OUTCOME",
+            "RESTART",
+            "STALE",
+            "LABEL",
+            "VM/VMI/POD",
+            "VMI",
+            "EVICTION",
+            "WHY"
+        ]
     );
     assert!(
-        lines[4].starts_with("dev         kiosk-01       harvester-node-2   ShutDown   afterEnable   VMI label ShutdownAndRestartAfterEnable: stopped before the drain;"),
+        lines[4].starts_with("dev         kiosk-01       harvester-node-2   ShutDown   afterEnable   no      ShutdownAndRestartAfterEnable/ShutdownAndRestartAfterEnable/ShutdownAndRestartAfterEnable   <cluster>               VMI label ShutdownAndRestartAfterEnable: stopped before the drain;"),
         "{text}"
     );
     for (node, rows) in [("harvester-node-1", 3), ("harvester-node-2", 4)] {

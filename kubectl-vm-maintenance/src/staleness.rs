@@ -1,0 +1,499 @@
+//! What a running VM's objects carry against what its VM says now. What a drain does is decided
+//! by the running objects: Harvester's drain filter reads the launcher Pod's label, its
+//! maintenance mode the VMI's label (and the VM's own `metadata.labels` for the restart), and
+//! KubeVirt's eviction webhook the VMI's own `spec.evictionStrategy`, written when it started.
+//! A VMI started before the VM's label or strategy changed keeps the old value until it
+//! restarts, unless KubeVirt's label sync (K4, [`crate::label_sync`]) brings the label along.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::label_sync::LabelSync;
+use crate::maintenance::Extra;
+use crate::running::{Running, Vmi};
+
+/// The staleness of one running VM. Serialized as `staleness` in the previews' JSON.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Staleness {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<LabelState>,
+    pub eviction_strategy: EvictionState,
+}
+
+/// The maintenance label on the VM, its template, its VMI and its launcher Pod.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelState {
+    /// `metadata.labels[KEY]` of the VM (`null`: unset): what Harvester's restart after
+    /// maintenance reads, and what `sync` brings the others to.
+    pub vm: Option<Value>,
+    /// `spec.template.metadata.labels[KEY]`: what a VMI started now gets.
+    pub template: Option<Value>,
+    /// The VMI's label: what Harvester's maintenance mode reads to stop the VM.
+    pub vmi: Option<Value>,
+    /// The launcher Pod's label: what the drain filter reads.
+    pub pod: Option<Value>,
+    /// The launcher Pod's name (`null`: none in the input; the drain then reads the VMI's labels).
+    pub pod_name: Option<String>,
+    /// What the drain filter reads: `pod`, or `vmi` when the input has no launcher Pod.
+    pub drain_reads: &'static str,
+    /// What Harvester's maintenance mode reads to stop the VM: `vmi`.
+    pub maintenance_reads: &'static str,
+    /// Whether the KubeVirt CR makes virt-controller sync the key from the template to the VMI and
+    /// its Pod (K4; `null`: no CR read).
+    pub synced_by_kube_virt: Option<bool>,
+    /// Which of `template`, `vmi`, `pod` differ from the VM's value.
+    pub differs: Vec<&'static str>,
+}
+
+/// The VMI's eviction strategy against the one a VMI started now would get.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvictionState {
+    /// The VMI's own `spec.evictionStrategy` (`null`: none; KubeVirt then reads the CR's current
+    /// one at every eviction, which cannot be stale).
+    pub vmi: Option<String>,
+    /// What a VMI started now gets: the VM's `spec.template.spec.evictionStrategy`, else the
+    /// KubeVirt CR's `spec.configuration.evictionStrategy` (`null`: neither, KubeVirt's `None`).
+    pub current: Option<String>,
+    /// `vm`, `cluster` or `default`.
+    pub current_source: &'static str,
+    /// The VMI carries its own strategy and it is not the current one.
+    pub stale: bool,
+}
+
+/// Where the labels are read.
+pub struct Labels<'a> {
+    /// The label key (Harvester reads `harvesterhci.io/maintain-mode-strategy`).
+    pub key: &'a str,
+    /// What the KubeVirt CR does with the key.
+    pub sync: &'a LabelSync,
+}
+
+fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
+    value.pointer(pointer).and_then(Value::as_str)
+}
+
+/// `labels[key]` of a labels map.
+pub fn label_in(labels: Option<&Value>, key: &str) -> Option<Value> {
+    labels.and_then(|l| l.get(key)).cloned()
+}
+
+/// The eviction strategy a VMI of `vm` started now gets (KubeVirt v1.9.0
+/// `pkg/defaults/defaults.go` 208-212): the VM's own, else the CR's, else none; and its source.
+pub fn current_strategy<'v>(
+    vm: Option<&'v Value>,
+    cluster: Option<&'v str>,
+) -> (Option<&'v str>, &'static str) {
+    let own = vm.and_then(|vm| text(vm, "/spec/template/spec/evictionStrategy"));
+    match (own, cluster) {
+        (Some(own), _) => (Some(own), "vm"),
+        (None, Some(cluster)) => (Some(cluster), "cluster"),
+        (None, None) => (None, "default"),
+    }
+}
+
+/// The eviction part: the VMI's own strategy against the current one.
+pub fn eviction(vmi: &Value, vm: Option<&Value>, cluster: Option<&str>) -> EvictionState {
+    let own = text(vmi, "/spec/evictionStrategy");
+    let (current, source) = current_strategy(vm, cluster);
+    // An unset strategy is KubeVirt's `None`.
+    let stale = own.is_some_and(|own| own != current.unwrap_or("None"));
+    EvictionState {
+        vmi: own.map(str::to_owned),
+        current: current.map(str::to_owned),
+        current_source: source,
+        stale,
+    }
+}
+
+/// The staleness of the running VM `vm` (its VMI `running`); `labels`: `None` leaves the label
+/// out (the upgrade reads no label).
+pub fn of(
+    vm: Option<&Value>,
+    running: &Vmi,
+    cluster: Option<&str>,
+    labels: Option<&Labels>,
+) -> Staleness {
+    Staleness {
+        label: labels.map(|labels| label(vm, running, labels)),
+        eviction_strategy: eviction(running.vmi, vm, cluster),
+    }
+}
+
+fn label(vm: Option<&Value>, running: &Vmi, labels: &Labels) -> LabelState {
+    let key = labels.key;
+    let pod = running.pods.last().copied();
+    let state_vm = label_in(vm.and_then(|vm| vm.pointer("/metadata/labels")), key);
+    let template = label_in(
+        vm.and_then(|vm| vm.pointer("/spec/template/metadata/labels")),
+        key,
+    );
+    let vmi = label_in(running.vmi.pointer("/metadata/labels"), key);
+    let pod_label = pod.and_then(|p| label_in(p.pointer("/metadata/labels"), key));
+    let mut differs = Vec::new();
+    if vm.is_some() {
+        for (name, value) in [("template", &template), ("vmi", &vmi)] {
+            if *value != state_vm {
+                differs.push(name);
+            }
+        }
+        if pod.is_some() && pod_label != state_vm {
+            differs.push("pod");
+        }
+    }
+    LabelState {
+        vm: state_vm,
+        template,
+        vmi,
+        pod: pod_label,
+        pod_name: pod
+            .and_then(|p| text(p, "/metadata/name"))
+            .map(str::to_owned),
+        drain_reads: if pod.is_some() { "pod" } else { "vmi" },
+        maintenance_reads: "vmi",
+        synced_by_kube_virt: labels.sync.synced,
+        differs,
+    }
+}
+
+/// The staleness of every running VM of an input, by namespace and name.
+pub struct Index<'a> {
+    vms: HashMap<(&'a str, &'a str), &'a Value>,
+    running: Running<'a>,
+    /// The KubeVirt CR's `spec.configuration.evictionStrategy`.
+    cluster: Option<&'a str>,
+    labels: Option<Labels<'a>>,
+}
+
+impl<'a> Index<'a> {
+    /// `labels`: `None` leaves the label out.
+    pub fn new(
+        vms: &'a [Value],
+        extra: &'a Extra,
+        cr: Option<&'a Value>,
+        labels: Option<Labels<'a>>,
+    ) -> Index<'a> {
+        let vms = vms
+            .iter()
+            .map(|vm| {
+                let namespace = text(vm, "/metadata/namespace").unwrap_or("default");
+                (
+                    (namespace, text(vm, "/metadata/name").unwrap_or_default()),
+                    vm,
+                )
+            })
+            .collect();
+        Index {
+            vms,
+            running: Running::new(extra),
+            cluster: cr.and_then(|cr| text(cr, "/spec/configuration/evictionStrategy")),
+            labels,
+        }
+    }
+
+    /// The staleness of the VM `namespace/name`, `None` when it does not run.
+    pub fn of(&self, namespace: &str, name: &str) -> Option<Staleness> {
+        let running = self.running.vmi(namespace, name)?;
+        let vm = self.vms.get(&(namespace, name)).copied();
+        Some(of(vm, &running, self.cluster, self.labels.as_ref()))
+    }
+
+    /// Writes `staleness` into every object of `data[list]` (by its `namespace` and `name`).
+    /// `data` is a `serde_yaml::Value`, whose maps keep the order of the struct it was written
+    /// from (serde_json's would sort the keys).
+    pub fn annotate(&self, data: &mut serde_yaml::Value, list: &str) -> Result<(), String> {
+        let items = data
+            .get_mut(list)
+            .and_then(serde_yaml::Value::as_sequence_mut);
+        for item in items.into_iter().flatten() {
+            let found = {
+                let field = |name: &str| {
+                    item.get(name)
+                        .and_then(serde_yaml::Value::as_str)
+                        .unwrap_or_default()
+                };
+                self.of(field("namespace"), field("name"))
+            };
+            if let Some(object) = item.as_mapping_mut() {
+                let value = serde_yaml::to_value(found).map_err(|e| e.to_string())?;
+                object.insert("staleness".into(), value);
+            }
+        }
+        Ok(())
+    }
+
+    /// The section below a table: `namespace/name: what is stale`, a line each.
+    pub fn lines<'n>(&self, names: impl Iterator<Item = (&'n str, &'n str)>) -> Vec<String> {
+        let key = self.labels.as_ref().map_or("", |l| l.key);
+        names
+            .filter_map(|(namespace, name)| Some((namespace, name, self.of(namespace, name)?)))
+            .flat_map(|(namespace, name, stale)| {
+                stale
+                    .words(key)
+                    .into_iter()
+                    .map(move |w| format!("{namespace}/{name}: {w}"))
+            })
+            .collect()
+    }
+}
+
+impl Staleness {
+    /// Something differs from what the VM says now.
+    pub fn is_stale(&self) -> bool {
+        self.eviction_strategy.stale || self.label.as_ref().is_some_and(|l| !l.differs.is_empty())
+    }
+
+    /// The table's `STALE` cell: `no`, else `label(OBJECTS)` and/or `eviction`.
+    pub fn cell(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(label) = self.label.as_ref().filter(|l| !l.differs.is_empty()) {
+            parts.push(format!("label({})", label.differs.join(",")));
+        }
+        if self.eviction_strategy.stale {
+            parts.push("eviction".to_owned());
+        }
+        if parts.is_empty() {
+            "no".to_owned()
+        } else {
+            parts.join(",")
+        }
+    }
+
+    /// `-o wide`'s `LABEL VM/VMI/POD` cell: the three values, `<unset>` for none, `-` for a Pod
+    /// the input lacks.
+    pub fn labels_cell(&self) -> String {
+        let Some(label) = &self.label else {
+            return String::new();
+        };
+        let pod = if label.pod_name.is_some() {
+            shown(label.pod.as_ref())
+        } else {
+            "-".to_owned()
+        };
+        format!(
+            "{}/{}/{pod}",
+            shown(label.vm.as_ref()),
+            shown(label.vmi.as_ref())
+        )
+    }
+
+    /// `-o wide`'s `VMI EVICTION` cell: `LiveMigrate` when current, `LiveMigrate->None` when stale.
+    pub fn eviction_cell(&self) -> String {
+        let e = &self.eviction_strategy;
+        match (&e.vmi, e.stale) {
+            (Some(own), true) => format!("{own}->{}", e.current.as_deref().unwrap_or("None")),
+            (Some(own), false) => own.clone(),
+            (None, _) => "<cluster>".to_owned(),
+        }
+    }
+
+    /// What is stale, in words, one line each (nothing when nothing is).
+    pub fn words(&self, key: &str) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(label) = self.label.as_ref().filter(|l| !l.differs.is_empty()) {
+            let mut values = vec![
+                format!("VM {}", shown(label.vm.as_ref())),
+                format!("template {}", shown(label.template.as_ref())),
+                format!("VMI {}", shown(label.vmi.as_ref())),
+            ];
+            if label.pod_name.is_some() {
+                values.push(format!("launcher Pod {}", shown(label.pod.as_ref())));
+            }
+            let readers = if label.drain_reads == "pod" {
+                "the drain reads the Pod's, Harvester's maintenance the VMI's"
+            } else {
+                "the drain and Harvester's maintenance read the VMI's"
+            };
+            let fix = match label.synced_by_kube_virt {
+                Some(true) if !label.differs.contains(&"template") => {
+                    "KubeVirt's label sync brings the VMI and Pod to the template's value".to_owned()
+                }
+                Some(true) => {
+                    "KubeVirt syncs the template's value, which differs: run kubectl vm-maintenance sync --apply".to_owned()
+                }
+                Some(false) => format!(
+                    "KubeVirt does not sync {key}: restart the VM or run kubectl vm-maintenance sync --apply"
+                ),
+                None => "restart the VM or run kubectl vm-maintenance sync --apply".to_owned(),
+            };
+            lines.push(format!("label {} ({readers}): {fix}", values.join(", ")));
+        }
+        let e = &self.eviction_strategy;
+        if e.stale {
+            let current = e.current.as_deref().unwrap_or("None");
+            let source = match e.current_source {
+                "vm" => "the VM's",
+                "cluster" => "the KubeVirt CR's",
+                _ => "KubeVirt's default",
+            };
+            lines.push(format!(
+                "evictionStrategy {} on the VMI, {current} now ({source}): stale: restart once to get {current}",
+                e.vmi.as_deref().unwrap_or_default()
+            ));
+        }
+        lines
+    }
+}
+
+/// A label value as the tables show it: a string verbatim, another value as its JSON text,
+/// `<unset>` when absent.
+pub fn shown(value: Option<&Value>) -> String {
+    match value {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "<unset>".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::maintenance::Extra;
+    use crate::running::Running;
+    use serde_json::json;
+
+    const KEY: &str = "harvesterhci.io/maintain-mode-strategy";
+
+    fn objects(vm_label: &str, vmi_label: &str, pod_label: &str, own: Option<&str>) -> Extra {
+        let mut vmi = json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+            "metadata": {"name": "vm", "namespace": "team", "labels": {KEY: vmi_label}},
+            "spec": {}, "status": {"phase": "Running", "nodeName": "n1"}});
+        if let Some(own) = own {
+            vmi["spec"]["evictionStrategy"] = json!(own);
+        }
+        let _ = vm_label;
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "virt-launcher-vm-abcde", "namespace": "team", "labels": {KEY: pod_label},
+                         "ownerReferences": [{"kind": "VirtualMachineInstance", "name": "vm"}]},
+            "status": {"phase": "Running"}});
+        Extra {
+            vmis: vec![vmi],
+            pods: vec![pod],
+            ..Extra::default()
+        }
+    }
+
+    fn vm(label: &str, strategy: Option<&str>) -> Value {
+        let mut vm = json!({"metadata": {"name": "vm", "namespace": "team", "labels": {KEY: label}},
+            "spec": {"template": {"metadata": {"labels": {KEY: label}}, "spec": {}}}});
+        if let Some(strategy) = strategy {
+            vm["spec"]["template"]["spec"]["evictionStrategy"] = json!(strategy);
+        }
+        vm
+    }
+
+    #[test]
+    fn labels_and_strategies_against_the_vm() {
+        let not_synced = LabelSync {
+            key: KEY.to_owned(),
+            synced: Some(false),
+            message: String::new(),
+        };
+        let labels = Labels {
+            key: KEY,
+            sync: &not_synced,
+        };
+        let cases = [
+            (
+                "Migrate",
+                "Migrate",
+                "Migrate",
+                Some("LiveMigrate"),
+                Some("LiveMigrate"),
+                None,
+                "no",
+            ),
+            (
+                "Migrate",
+                "Migrate",
+                "Shutdown",
+                None,
+                None,
+                None,
+                "label(pod)",
+            ),
+            (
+                "Migrate",
+                "Shutdown",
+                "Shutdown",
+                Some("LiveMigrate"),
+                Some("LiveMigrateIfPossible"),
+                None,
+                "label(vmi,pod),eviction",
+            ),
+            // No VM strategy: the CR's current one.
+            (
+                "Migrate",
+                "Migrate",
+                "Migrate",
+                Some("LiveMigrate"),
+                None,
+                Some("LiveMigrateIfPossible"),
+                "eviction",
+            ),
+            (
+                "Migrate",
+                "Migrate",
+                "Migrate",
+                Some("LiveMigrate"),
+                None,
+                Some("LiveMigrate"),
+                "no",
+            ),
+            // Neither: KubeVirt's None.
+            (
+                "Migrate",
+                "Migrate",
+                "Migrate",
+                Some("None"),
+                None,
+                None,
+                "no",
+            ),
+            (
+                "Migrate",
+                "Migrate",
+                "Migrate",
+                Some("LiveMigrate"),
+                None,
+                None,
+                "eviction",
+            ),
+        ];
+        for (vm_label, vmi_label, pod_label, own, strategy, cluster, want) in cases {
+            let extra = objects(vm_label, vmi_label, pod_label, own);
+            let running = Running::new(&extra);
+            let vmi = running.vmi("team", "vm").expect("running");
+            let vm = vm(vm_label, strategy);
+            let got = of(Some(&vm), &vmi, cluster, Some(&labels));
+            assert_eq!(
+                got.cell(),
+                want,
+                "{vmi_label} {pod_label} {own:?} {strategy:?} {cluster:?}"
+            );
+            assert_eq!(got.is_stale(), want != "no");
+        }
+        let extra = objects("Migrate", "Shutdown", "Shutdown", Some("LiveMigrate"));
+        let running = Running::new(&extra);
+        let vmi = running.vmi("team", "vm").expect("running");
+        let got = of(
+            Some(&vm("Migrate", Some("LiveMigrateIfPossible"))),
+            &vmi,
+            None,
+            Some(&labels),
+        );
+        assert_eq!(
+            got.words(KEY),
+            [
+                "label VM Migrate, template Migrate, VMI Shutdown, launcher Pod Shutdown (the drain reads the Pod's, Harvester's maintenance the VMI's): KubeVirt does not sync harvesterhci.io/maintain-mode-strategy: restart the VM or run kubectl vm-maintenance sync --apply",
+                "evictionStrategy LiveMigrate on the VMI, LiveMigrateIfPossible now (the VM's): stale: restart once to get LiveMigrateIfPossible",
+            ]
+        );
+        assert_eq!(got.labels_cell(), "Migrate/Shutdown/Shutdown");
+        assert_eq!(got.eviction_cell(), "LiveMigrate->LiveMigrateIfPossible");
+    }
+}
