@@ -4,8 +4,10 @@
 //! ([`dump_cluster`]), a running VM judged by its VMI ([`running`]), and the live cluster read as
 //! a dump ([`live`]); the KubeVirt upgrade preview ([`upgrade`]); tables as `kubectl get` prints
 //! them ([`columns`]); what a running VM's objects carry against it ([`staleness`]) and whether
-//! the KubeVirt CR syncs the label ([`label_sync`]).
+//! the KubeVirt CR syncs the label ([`label_sync`]). And `sync`: its plan ([`sync`]) and its
+//! writes to the live cluster ([`apply`]).
 
+pub mod apply;
 pub mod columns;
 pub mod dump_cluster;
 pub mod input;
@@ -16,4 +18,5 @@ pub mod preview;
 pub mod report;
 pub mod running;
 pub mod staleness;
+pub mod sync;
 pub mod upgrade;

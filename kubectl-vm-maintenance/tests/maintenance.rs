@@ -440,7 +440,7 @@ fn bad_input() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "kubectl-vm_maintenance: -n prod: maintenance and upgrade read every namespace (a node's VMs, the cluster's update); only drain selects a namespace\n"
+        "kubectl-vm_maintenance: -n prod: maintenance and upgrade read every namespace (a node's VMs, the cluster's update); only drain and sync select a namespace\n"
     );
 }
 

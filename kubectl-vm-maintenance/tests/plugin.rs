@@ -1,14 +1,16 @@
 //! `kubectl vm-maintenance` end to end, as the installed binary runs: the same answers from a
-//! file, from standard input and from the live cluster (a loopback HTTP server answering the
-//! Kubernetes API's list paths from a dump: there is no kube-apiserver to be had here), a
+//! file, from standard input and from the live cluster (the loopback API server of
+//! `tests/apiserver`, answering the Kubernetes API's list paths from a dump), a
 //! running VM judged by its VMI, a bad kubeconfig, refused credentials, an unreachable server,
 //! and not one request that writes. The krew manifest's shape and version.
+
+mod apiserver;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 
+use apiserver::ApiServer;
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-vm_maintenance");
@@ -66,137 +68,6 @@ fn parsed(output: &Output) -> Value {
             stderr(output)
         )
     })
-}
-
-/// The kind a list path names, with its namespace (`None`: all).
-fn kind_of(path: &str) -> Option<(&'static str, Option<String>)> {
-    let path = path.split('?').next().unwrap_or_default();
-    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let rest = match parts.as_slice() {
-        ["api", "v1", rest @ ..] => rest,
-        ["apis", _, _, rest @ ..] => rest,
-        _ => return None,
-    };
-    let (namespace, plural) = match rest {
-        ["namespaces", namespace, plural] => (Some((*namespace).to_owned()), *plural),
-        [plural] => (None, *plural),
-        _ => return None,
-    };
-    let kind = match plural {
-        "virtualmachines" => "VirtualMachine",
-        "virtualmachineinstances" => "VirtualMachineInstance",
-        "pods" => "Pod",
-        "nodes" => "Node",
-        "persistentvolumeclaims" => "PersistentVolumeClaim",
-        "persistentvolumes" => "PersistentVolume",
-        "kubevirts" => "KubeVirt",
-        "volumes" => "Volume",
-        "replicas" => "Replica",
-        _ => return None,
-    };
-    Some((kind, namespace))
-}
-
-/// A loopback API server: lists from `objects` (items without apiVersion and kind, as the API
-/// server writes a built-in list), 404 for any other path, `status` for every request when set.
-struct ApiServer {
-    url: String,
-    requests: Arc<Mutex<Vec<String>>>,
-}
-
-impl ApiServer {
-    fn start(objects: Vec<Value>, status: Option<u16>) -> ApiServer {
-        ApiServer::forbidding(objects, status, None)
-    }
-
-    /// The same, answering 403 to the list of the kind `forbidden` (a plural).
-    fn forbidding(
-        objects: Vec<Value>,
-        status: Option<u16>,
-        forbidden: Option<&'static str>,
-    ) -> ApiServer {
-        let server = tiny_http::Server::http("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
-        let url = format!("http://{}", server.server_addr());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&requests);
-        std::thread::spawn(move || {
-            for request in server.incoming_requests() {
-                let line = format!("{} {}", request.method(), request.url());
-                if let Ok(mut log) = log.lock() {
-                    log.push(line);
-                }
-                let denied = forbidden.is_some_and(|plural| {
-                    request
-                        .url()
-                        .split('?')
-                        .next()
-                        .unwrap_or_default()
-                        .ends_with(&format!("/{plural}"))
-                });
-                let (code, body) =
-                    answer(&objects, request.url(), status.or(denied.then_some(403)));
-                let header = tiny_http::Header::from_bytes("Content-Type", "application/json");
-                let mut response =
-                    tiny_http::Response::from_string(body.to_string()).with_status_code(code);
-                if let Ok(header) = header {
-                    response.add_header(header);
-                }
-                let _ = request.respond(response);
-            }
-        });
-        ApiServer { url, requests }
-    }
-
-    fn requests(&self) -> Vec<String> {
-        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
-    }
-
-    fn kubeconfig(&self, dir: &Path) -> PathBuf {
-        let path = dir.join("kubeconfig");
-        let text = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {}\nusers:\n- name: test\n  user:\n    token: abc\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: test\ncurrent-context: test\n",
-            self.url
-        );
-        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
-        path
-    }
-}
-
-fn answer(objects: &[Value], url: &str, status: Option<u16>) -> (u16, Value) {
-    let failure = |code: u16, reason: &str| {
-        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-               "message": reason, "reason": reason, "code": code})
-    };
-    if let Some(code) = status {
-        let reason = if code == 403 {
-            "Forbidden"
-        } else {
-            "Unauthorized"
-        };
-        return (code, failure(code, reason));
-    }
-    let Some((kind, namespace)) = kind_of(url) else {
-        return (404, failure(404, "NotFound"));
-    };
-    let items: Vec<Value> = objects
-        .iter()
-        .filter(|o| o["kind"] == kind)
-        .filter(|o| {
-            namespace
-                .as_deref()
-                .is_none_or(|n| o["metadata"]["namespace"] == n)
-        })
-        .map(|o| {
-            let mut item = o.clone();
-            if let Some(map) = item.as_object_mut() {
-                map.remove("apiVersion");
-                map.remove("kind");
-            }
-            item
-        })
-        .collect();
-    let list = json!({"apiVersion": "v1", "kind": format!("{kind}List"), "metadata": {"resourceVersion": "1"}, "items": items});
-    (200, list)
 }
 
 #[test]

@@ -1,14 +1,17 @@
 //! `kubectl vm-maintenance`: the drain, Harvester maintenance and KubeVirt upgrade previews as one
 //! kubectl plugin, on the live cluster (read, never written) or on saved objects (`-f FILE`,
-//! `-f -`).
+//! `-f -`); and `sync`, which brings the live cluster's VMs, VMIs and launcher Pods in line with
+//! the policy (a plan unless `--apply`).
 //!
-//! Exit code: 0 when nothing blocks (the drain, the maintenance, the upgrade's update completes)
-//! and every VM evicted comes back; 2 when a VM would block the drain, the maintenance is refused
-//! or never completes, or the update never completes; 3 when nothing blocks but a VM evicted
-//! without migration may stay off or down after it (docs/rules.md R1-R10); 1 on bad input (a
-//! command line clap refuses, a file, a kubeconfig, an unreachable or refusing API server,
-//! settings the policy refuses) and when there is nothing to judge (a node or namespace without
-//! any VM, an input without VMs).
+//! Exit code of the previews: 0 when nothing blocks (the drain, the maintenance, the upgrade's
+//! update completes) and every VM evicted comes back; 2 when a VM would block the drain, the
+//! maintenance is refused or never completes, or the update never completes; 3 when nothing
+//! blocks but a VM evicted without migration may stay off or down after it (docs/rules.md
+//! R1-R10); 1 on bad input (a command line clap refuses, a file, a kubeconfig, an unreachable or
+//! refusing API server, settings the policy refuses) and when there is nothing to judge (a node
+//! or namespace without any VM, an input without VMs). Of `sync`: 0 nothing to do or every write
+//! done; 2 a plan not applied, or a write that did not succeed; 1 bad input, an unreachable
+//! cluster, or a write refused with 401/403 (the run stops there).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,10 +19,13 @@ use std::process::ExitCode;
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use kubectl_vm_maintenance::columns::{Layout, MIN_WIDTH, Output, explanation_width};
 use kubectl_vm_maintenance::dump_cluster::policy_settings;
-use kubectl_vm_maintenance::input::{Source, read_sources};
+use kubectl_vm_maintenance::input::{Dump, Source, read_sources};
+use kubectl_vm_maintenance::label_sync;
 use kubectl_vm_maintenance::live::{self, Target};
 use kubectl_vm_maintenance::maintenance;
+use kubectl_vm_maintenance::maintenance::Extra;
 use kubectl_vm_maintenance::preview::{self, Options, print, read_settings, refused};
+use kubectl_vm_maintenance::{apply, sync};
 use policy_host::PolicyHost;
 use serde_json::json;
 
@@ -36,12 +42,19 @@ Exit codes:
   3  nothing blocks, but a VM evicted without migration may stay off or down afterwards
   1  bad input: a command line, file, kubeconfig, API server or settings error, or nothing to
      judge (a node or namespace without any VM, an input without VMs)
+Exit codes of sync:
+  0  nothing to do, or every write done
+  2  a plan that was not applied (no --apply), or a write that did not succeed (a conflict,
+     a refusal, a skipped write)
+  1  bad input, an unreachable cluster, or a write refused with 401/403 (nothing more is sent)
 
 Examples:
   kubectl vm-maintenance drain harvester-node-2
   kubectl vm-maintenance drain -o wide -f cluster.json
   kubectl vm-maintenance maintenance harvester-node-1 --force
   kubectl vm-maintenance upgrade -o json
+  kubectl vm-maintenance sync
+  kubectl vm-maintenance sync --apply --restart-stale --batch-size 5 --batch-interval 2m
   kubectl get vm,vmi,pods,nodes,pvc,pv,kubevirt -A -o json | kubectl vm-maintenance drain -f -
 
 Documentation: https://github.com/example/vm-maintenance-strategy/blob/main/docs/kubectl-vm-maintenance.md";
@@ -81,6 +94,29 @@ enum Command {
     /// What KubeVirt's workload updater does with every running VMI after an upgrade, and
     /// whether the update ever completes.
     Upgrade,
+    /// Bring the live cluster in line with the policy, once: the label on every VM and its
+    /// template, its VMI and launcher Pods; with --restart-stale, restart the VMs whose VMI keeps
+    /// a stale LiveMigrate it cannot migrate under. Prints the plan; --apply writes it.
+    Sync {
+        /// Send the plan: every write a JSON patch that pins what it replaces.
+        #[arg(long)]
+        apply: bool,
+        /// `server`: send every write with dryRun=All (the API server and its admission
+        /// webhooks check it, nothing changes); implies --apply.
+        #[arg(long, value_name = "none|server", value_parser = ["none", "server"], default_value = "none")]
+        dry_run: String,
+        /// Also restart (KubeVirt's restart subresource) each running VM whose VMI carries a
+        /// stale LiveMigrate and is not live-migratable; never runStrategy Halted or Once.
+        #[arg(long)]
+        restart_stale: bool,
+        /// Restarts per batch.
+        #[arg(long, value_name = "N", default_value_t = 10,
+              value_parser = clap::value_parser!(u32).range(1..))]
+        batch_size: u32,
+        /// The wait between two restart batches (30s, 1m30s).
+        #[arg(long, value_name = "DURATION", default_value = "1m")]
+        batch_interval: String,
+    },
 }
 
 #[derive(ClapArgs, Debug)]
@@ -166,7 +202,7 @@ fn run(cli: &Cli) -> Result<u8, String> {
     {
         return Err(format!(
             "-n {namespace}: maintenance and upgrade read every namespace (a node's VMs, the \
-             cluster's update); only drain selects a namespace"
+             cluster's update); only drain and sync select a namespace"
         ));
     }
     let settings = match &common.settings {
@@ -184,6 +220,25 @@ fn run(cli: &Cli) -> Result<u8, String> {
         width: explanation_width(common.width),
     };
     let (text, code) = match &cli.command {
+        Command::Sync {
+            apply,
+            dry_run,
+            restart_stale,
+            batch_size,
+            batch_interval,
+        } => {
+            let request = SyncRequest {
+                apply: *apply || dry_run == "server",
+                dry_run: dry_run == "server",
+                options: sync::Options {
+                    restart_stale: *restart_stale,
+                    batch_size: *batch_size as usize,
+                    batch_interval: sync::parse_duration(batch_interval)
+                        .map_err(|e| format!("--batch-interval {e}"))?,
+                },
+            };
+            run_sync(common, &settings, &request, &layout)?
+        }
         Command::Maintenance { node, force } => {
             let policy =
                 policy_settings(&settings).map_err(|e| refused(common.settings.as_deref(), &e))?;
@@ -220,18 +275,103 @@ fn run(cli: &Cli) -> Result<u8, String> {
     Ok(code)
 }
 
-/// The files, else the live cluster (listed in `namespace` where a kind allows).
-fn sources(common: &Common, namespace: Option<&str>) -> Result<Vec<Source>, String> {
-    if !common.files.is_empty() {
-        return read_sources(&common.files);
+/// What `sync` was asked beyond the common flags.
+struct SyncRequest {
+    /// Send the writes (`--apply`, or `--dry-run=server`).
+    apply: bool,
+    dry_run: bool,
+    options: sync::Options,
+}
+
+/// `sync`: the plan from the files or the live cluster; with `--apply` (or
+/// `--dry-run=server`) its writes sent to the live cluster. A 401/403 on a write prints what was
+/// done so far, then the error (exit 1).
+fn run_sync(
+    common: &Common,
+    settings: &serde_json::Value,
+    request: &SyncRequest,
+    layout: &Layout,
+) -> Result<(String, u8), String> {
+    if request.apply && !common.files.is_empty() {
+        return Err(
+            "--apply and --dry-run=server write to the live cluster: leave out -f (a plan from files needs neither)"
+                .to_owned(),
+        );
     }
-    let target = Target {
+    let policy = policy_settings(settings).map_err(|e| refused(common.settings.as_deref(), &e))?;
+    let sources = sources_noting(common, common.namespace.as_deref(), |note| {
+        // Only what sync reads: not the kinds the previews alone need.
+        [
+            "kubevirts (",
+            "virtualmachines (",
+            "virtualmachineinstances (",
+            "pods (",
+        ]
+        .iter()
+        .any(|kind| note.starts_with(kind))
+    })?;
+    let dump = Dump::from_sources(&sources);
+    for note in &dump.notes {
+        eprintln!("{PROGRAM}: note: {note}");
+    }
+    let extra = Extra::from_sources(&sources);
+    let label_sync = label_sync::of(
+        dump.kubevirts.first(),
+        &policy.label_key,
+        policy.kubevirt.version.as_deref(),
+    );
+    let mut plan = sync::plan(&dump, &extra, &policy, label_sync, &request.options);
+    let mut failure = None;
+    if request.apply && !plan.writes.is_empty() {
+        let sending = apply::Sending {
+            target: &target(common, common.namespace.as_deref()),
+            dry_run: request.dry_run,
+            interval: request.options.batch_interval,
+            program: PROGRAM,
+        };
+        failure = apply::apply(&mut plan, &sending).err();
+    } else if request.apply {
+        plan.mode = if request.dry_run {
+            sync::Mode::DryRun
+        } else {
+            sync::Mode::Apply
+        };
+    }
+    let text = match layout.data(&plan) {
+        Some(text) => text?,
+        None => sync::table(&plan, layout),
+    };
+    if let Some(failure) = failure {
+        print(&text);
+        return Err(failure);
+    }
+    Ok((text, sync::exit_code(&plan)))
+}
+
+fn target(common: &Common, namespace: Option<&str>) -> Target {
+    Target {
         kubeconfig: common.kubeconfig.clone(),
         context: common.context.clone(),
         namespace: namespace.map(str::to_owned),
-    };
-    let (sources, notes) = live::read(&target)?;
-    for note in notes {
+    }
+}
+
+/// The files, else the live cluster (listed in `namespace` where a kind allows).
+fn sources(common: &Common, namespace: Option<&str>) -> Result<Vec<Source>, String> {
+    sources_noting(common, namespace, |_| true)
+}
+
+/// [`sources`], printing the live read's notes that `shown` keeps.
+fn sources_noting(
+    common: &Common,
+    namespace: Option<&str>,
+    shown: impl Fn(&str) -> bool,
+) -> Result<Vec<Source>, String> {
+    if !common.files.is_empty() {
+        return read_sources(&common.files);
+    }
+    let (sources, notes) = live::read(&target(common, namespace))?;
+    for note in notes.iter().filter(|n| shown(n)) {
         eprintln!("{PROGRAM}: note: {note}");
     }
     Ok(sources)
