@@ -19,7 +19,7 @@ mod rules;
 pub mod settings;
 pub mod strategy;
 
-pub use rules::{eviction, migratability};
+pub use rules::{eviction, label_sync, migratability};
 
 use kubewarden_policy_sdk::wapc_guest as guest;
 

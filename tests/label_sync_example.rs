@@ -37,3 +37,23 @@ fn the_example_makes_the_cr_sync_the_label() {
     assert_eq!(with["accepted"], json!(true), "{with}");
     assert_eq!(with["warnings"], Value::Null, "{with}");
 }
+
+/// `label_sync::syncs_label`, K4 for the tools: the fixture syncs the label, without its
+/// `customizeComponents` it does not (K4's message), and `kubevirt.version` decides a pattern.
+#[test]
+fn syncs_label_is_k4s_judgement() {
+    use vm_maintenance_strategy::label_sync::syncs_label;
+    let key = common::K;
+    let mut cr = fixture("kubevirt-cr");
+    assert_eq!(syncs_label(&cr, key, None), Ok(()));
+    cr["spec"]["customizeComponents"]["flags"]["controller"]["additional-launcher-labels-sync"] =
+        json!("harvesterhci.io/*");
+    assert_eq!(syncs_label(&cr, key, Some("v1.9.0")), Ok(()));
+    assert_eq!(
+        syncs_label(&cr, key, Some("v1.8.4")),
+        Err(vec![format!(
+            "spec.customizeComponents: --additional-launcher-labels-sync pattern harvesterhci.io/* covers label {key} only from KubeVirt v1.9.0 (v1.8 matches exact keys); a changed label reaches running VMIs and launcher Pods only when the VM restarts"
+        )])
+    );
+    assert!(syncs_label(&json!("not a CR"), key, None).is_err());
+}

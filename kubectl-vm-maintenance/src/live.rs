@@ -110,14 +110,39 @@ pub struct Target {
     pub namespace: Option<String>,
 }
 
+/// What could not be listed: the kind's plural and why, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub plural: &'static str,
+    pub text: String,
+}
+
 /// Every kind of [`KINDS`] as a source named `cluster: KIND`, and the notes on what could not
 /// be listed.
 pub fn read(target: &Target) -> Result<(Vec<Source>, Vec<String>), String> {
+    let plurals: Vec<&str> = KINDS.iter().map(|k| k.plural).collect();
+    let (sources, notes) = read_kinds(target, &plurals)?;
+    Ok((sources, notes.into_iter().map(|n| n.text).collect()))
+}
+
+/// The kinds of [`KINDS`] named by their plurals (`virtualmachines`, `pods`, ...), as [`read`].
+pub fn read_kinds(target: &Target, plurals: &[&str]) -> Result<(Vec<Source>, Vec<Note>), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    runtime.block_on(read_async(target))
+    let kinds: Vec<&Kind> = KINDS
+        .iter()
+        .filter(|k| plurals.contains(&k.plural))
+        .collect();
+    runtime.block_on(read_async(target, &kinds))
+}
+
+/// A client of the kubeconfig's cluster (or the in-cluster config), as [`read`] uses.
+pub async fn client(target: &Target) -> Result<Client, String> {
+    let config = config(target).await?;
+    let server = config.cluster_url.to_string();
+    Client::try_from(config).map_err(|e| format!("{server}: {e}"))
 }
 
 async fn config(target: &Target) -> Result<Config, String> {
@@ -142,20 +167,20 @@ async fn config(target: &Target) -> Result<Config, String> {
     }
 }
 
-async fn read_async(target: &Target) -> Result<(Vec<Source>, Vec<String>), String> {
+async fn read_async(target: &Target, kinds: &[&Kind]) -> Result<(Vec<Source>, Vec<Note>), String> {
     let config = config(target).await?;
     let server = config.cluster_url.to_string();
     let client = Client::try_from(config).map_err(|e| format!("{server}: {e}"))?;
     let mut sources = Vec::new();
     let mut notes = Vec::new();
-    for kind in &KINDS {
+    for kind in kinds.iter().copied() {
         match list(&client, kind, target.namespace.as_deref()).await {
             Ok(pages) => sources.push(Source {
                 name: format!("cluster: {}", kind.plural),
                 documents: pages,
             }),
             Err(kube::Error::Api(status)) if matches!(status.code, 403 | 404) => {
-                notes.push(match status.code {
+                let text = match status.code {
                     404 => format!(
                         "{} ({}): not served by this cluster, what needs it is not checked",
                         kind.plural, kind.api_version
@@ -164,6 +189,10 @@ async fn read_async(target: &Target) -> Result<(Vec<Source>, Vec<String>), Strin
                         "{} ({}): listing is forbidden for this user, what needs it is not checked",
                         kind.plural, kind.api_version
                     ),
+                };
+                notes.push(Note {
+                    plural: kind.plural,
+                    text,
                 });
             }
             Err(kube::Error::Api(status)) if status.code == 401 => {

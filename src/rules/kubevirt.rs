@@ -65,12 +65,22 @@ impl Cr<'_> {
 
     /// The release the cluster runs: `kubevirt.version`, else `status.observedKubeVirtVersion`.
     fn release(&self, settings: &KubevirtSettings) -> Option<(u64, u64)> {
-        let observed = || self.status.get()?.observed_version.as_ref()?.as_str();
+        let observed = || self.observed_version();
         settings
             .version
             .as_deref()
             .or_else(observed)
             .and_then(parse_version)
+    }
+
+    /// `status.observedKubeVirtVersion`, when a string.
+    pub(crate) fn observed_version(&self) -> Option<&str> {
+        self.status.get()?.observed_version.as_ref()?.as_str()
+    }
+
+    /// `spec.customizeComponents`, when an object.
+    pub(crate) fn customize(&self) -> Option<&Customize<'_>> {
+        self.spec.get()?.customize_components.get()
     }
 }
 
@@ -92,7 +102,7 @@ pub(crate) fn validate(cr: &Cr, review: &Review, verdict: &mut Verdict) {
     );
     batch_eviction(strategy, verdict);
     label_sync::validate(
-        spec.and_then(|s| s.customize_components.get()),
+        cr.customize(),
         &review.settings.label_key,
         cr.release(settings),
         settings.label_sync,

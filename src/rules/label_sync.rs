@@ -5,8 +5,10 @@
 //! virt-operator applies counts; a patch it cannot apply is a finding.
 
 use crate::admission::verdict::Verdict;
+use crate::configuration::parse_version;
 use crate::listing::listed;
 use crate::object::view::{self, Field, List, Map, Scalar, view};
+use crate::rules::kubevirt::Cr;
 use crate::settings::Mode;
 
 const FIELD: &str = "spec.customizeComponents";
@@ -76,6 +78,27 @@ view! {
         "name" => name: Option<Scalar<'a>>,
         "command" => command: Option<Scalar<'a>>,
         "args" => args: Option<Scalar<'a>>,
+    }
+}
+
+/// K4 on a KubeVirt CR as JSON, for the tools: `Ok` when virt-controller syncs `key`, else K4's
+/// messages. `version` is the settings' `kubevirt.version`, read before the CR's
+/// `status.observedKubeVirtVersion`; a CR that is not an object syncs nothing.
+pub fn syncs_label(
+    cr: &serde_json::Value,
+    key: &str,
+    version: Option<&str>,
+) -> Result<(), Vec<String>> {
+    let text = cr.to_string();
+    let cr: Option<Cr> = view::parse(&text).ok().flatten();
+    let observed = cr.as_ref().and_then(Cr::observed_version);
+    let release = version.or(observed).and_then(parse_version);
+    let customize = cr.as_ref().and_then(Cr::customize);
+    let mut verdict = Verdict::default();
+    validate(customize, key, release, Mode::Warn, &mut verdict);
+    match verdict.warnings.is_empty() {
+        true => Ok(()),
+        false => Err(verdict.warnings),
     }
 }
 

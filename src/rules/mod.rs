@@ -6,7 +6,7 @@
 pub(crate) mod allowed;
 pub mod eviction;
 pub(crate) mod kubevirt;
-pub(crate) mod label_sync;
+pub mod label_sync;
 pub(crate) mod labels;
 pub mod migratability;
 pub(crate) mod vmi;
