@@ -7,12 +7,11 @@
 
 use std::collections::BTreeSet;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::Client;
 use kube::core::Status;
-use kube::{Client, Config};
 use serde_json::{Value, json};
 
-use crate::live::Target;
+use crate::live::{self, Target};
 use crate::sync::{Mode, Outcome, Plan, Write};
 
 /// The message of the API server's 422 for a JSON patch that does not apply to the object
@@ -43,7 +42,7 @@ pub fn apply(plan: &mut Plan, sending: &Sending) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let client = runtime.block_on(client(sending.target))?;
+    let client = runtime.block_on(live::client(sending.target))?;
     let mut failed_vms: BTreeSet<(String, String)> = BTreeSet::new();
     let (patches, restarts): (Vec<usize>, Vec<usize>) =
         (0..plan.writes.len()).partition(|&i| !plan.writes[i].is_restart());
@@ -98,33 +97,6 @@ pub fn apply(plan: &mut Plan, sending: &Sending) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// A client for the kubeconfig's cluster, as `live::read` builds it.
-// TODO(lead): use `live::client(target)` once live.rs exposes it (asked in the report); this is
-// a copy of live.rs's private `config`.
-async fn client(target: &Target) -> Result<Client, String> {
-    let options = KubeConfigOptions {
-        context: target.context.clone(),
-        ..KubeConfigOptions::default()
-    };
-    let config = match &target.kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .map_err(|e| format!("kubeconfig {}: {e}", path.display()))?;
-            Config::from_custom_kubeconfig(kubeconfig, &options)
-                .await
-                .map_err(|e| format!("kubeconfig {}: {e}", path.display()))?
-        }
-        None if target.context.is_some() => Config::from_kubeconfig(&options)
-            .await
-            .map_err(|e| format!("kubeconfig: {e}"))?,
-        None => Config::infer().await.map_err(|e| {
-            format!("no cluster configuration (KUBECONFIG, ~/.kube/config or in-cluster): {e}")
-        })?,
-    };
-    let server = config.cluster_url.to_string();
-    Client::try_from(config).map_err(|e| format!("{server}: {e}"))
 }
 
 /// The request of one write.
