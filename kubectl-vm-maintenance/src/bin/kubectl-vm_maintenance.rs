@@ -299,17 +299,7 @@ fn run_sync(
         );
     }
     let policy = policy_settings(settings).map_err(|e| refused(common.settings.as_deref(), &e))?;
-    let sources = sources_noting(common, common.namespace.as_deref(), |note| {
-        // Only what sync reads: not the kinds the previews alone need.
-        [
-            "kubevirts (",
-            "virtualmachines (",
-            "virtualmachineinstances (",
-            "pods (",
-        ]
-        .iter()
-        .any(|kind| note.starts_with(kind))
-    })?;
+    let sources = sources_of(common, common.namespace.as_deref(), Some(&SYNC_KINDS))?;
     let dump = Dump::from_sources(&sources);
     for note in &dump.notes {
         eprintln!("{PROGRAM}: note: {note}");
@@ -356,22 +346,43 @@ fn target(common: &Common, namespace: Option<&str>) -> Target {
     }
 }
 
+/// The kinds `sync` reads from the live cluster: not the ones the previews alone need.
+const SYNC_KINDS: [&str; 4] = [
+    "kubevirts",
+    "virtualmachines",
+    "virtualmachineinstances",
+    "pods",
+];
+
 /// The files, else the live cluster (listed in `namespace` where a kind allows).
 fn sources(common: &Common, namespace: Option<&str>) -> Result<Vec<Source>, String> {
-    sources_noting(common, namespace, |_| true)
+    sources_of(common, namespace, None)
 }
 
-/// [`sources`], printing the live read's notes that `shown` keeps.
-fn sources_noting(
+/// [`sources`], from the live cluster only the kinds named by their plurals (`None`: every kind
+/// the previews read), printing the notes on them.
+fn sources_of(
     common: &Common,
     namespace: Option<&str>,
-    shown: impl Fn(&str) -> bool,
+    kinds: Option<&[&str]>,
 ) -> Result<Vec<Source>, String> {
     if !common.files.is_empty() {
         return read_sources(&common.files);
     }
-    let (sources, notes) = live::read(&target(common, namespace))?;
-    for note in notes.iter().filter(|n| shown(n)) {
+    let target = target(common, namespace);
+    let (sources, notes) = match kinds {
+        None => live::read(&target)?,
+        Some(plurals) => {
+            let (sources, notes) = live::read_kinds(&target, plurals)?;
+            let notes = notes
+                .into_iter()
+                .filter(|n| plurals.contains(&n.plural))
+                .map(|n| n.text)
+                .collect();
+            (sources, notes)
+        }
+    };
+    for note in &notes {
         eprintln!("{PROGRAM}: note: {note}");
     }
     Ok(sources)
