@@ -67,6 +67,14 @@ impl Layout {
         }
     }
 
+    /// [`Layout::section`] after a blank line; nothing for no entries.
+    pub fn next_section(&self, title: &str, lines: &[String], text: &mut String) {
+        if !lines.is_empty() {
+            text.push('\n');
+            self.section(title, lines, text);
+        }
+    }
+
     /// A paragraph, wrapped.
     pub fn line(&self, line: &str, text: &mut String) {
         text.push_str(&wrap(line, self.width, "", "  "));

@@ -229,7 +229,7 @@ pub fn table(
     } else {
         acted(asked, running, layout, &mut text);
     }
-    section("Not checked", &asked.notes, layout, &mut text);
+    layout.next_section("Not checked", &asked.notes, &mut text);
     text
 }
 
@@ -377,7 +377,7 @@ fn acted(asked: &Preview, running: &Running, layout: &Layout, text: &mut String)
                 )
             })
             .collect();
-        section("Why", &why, layout, text);
+        layout.next_section("Why", &why, text);
     }
     let down: Vec<String> = asked
         .vms
@@ -385,12 +385,7 @@ fn acted(asked: &Preview, running: &Running, layout: &Layout, text: &mut String)
         .filter(|v| v.outcome.may_stay_down())
         .map(|v| format!("{}/{}: {}", v.namespace, v.name, v.outcome))
         .collect();
-    section(
-        "May stay off or down after the maintenance",
-        &down,
-        layout,
-        text,
-    );
+    layout.next_section("May stay off or down after the maintenance", &down, text);
     let stays: Vec<String> = asked
         .vms
         .iter()
@@ -398,33 +393,19 @@ fn acted(asked: &Preview, running: &Running, layout: &Layout, text: &mut String)
         .map(|v| format!("{}/{} stays on the node", v.namespace, v.name))
         .chain(asked.stuck.iter().cloned())
         .collect();
-    section("Never completes", &stays, layout, text);
+    layout.next_section("Never completes", &stays, text);
     let stale = running.stale.lines(
         asked
             .vms
             .iter()
             .map(|v| (v.namespace.as_str(), v.name.as_str())),
     );
-    section(
-        "Stale (running objects behind their VM)",
-        &stale,
-        layout,
-        text,
-    );
+    layout.next_section("Stale (running objects behind their VM)", &stale, text);
     if !asked.vms.is_empty() {
-        section(
+        layout.next_section(
             "KubeVirt label sync",
             std::slice::from_ref(&running.sync.message),
-            layout,
             text,
         );
-    }
-}
-
-/// A titled list after a blank line.
-fn section(title: &str, lines: &[String], layout: &Layout, text: &mut String) {
-    if !lines.is_empty() {
-        text.push('\n');
-        layout.section(title, lines, text);
     }
 }
