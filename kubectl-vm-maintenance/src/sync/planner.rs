@@ -1,0 +1,120 @@
+//! How the plan is made: the VMs in order of namespace and name, for each its label patches
+//! (`labels.rs`) and, when its VMI runs, its restart (`restart.rs`); then the restarts, numbered
+//! in batches.
+
+use serde_json::Value;
+use vm_maintenance_strategy::settings::Settings;
+
+use super::Options;
+use super::plan::{Batches, Finding, Mode, Plan, Write};
+use crate::input::Dump;
+use crate::label_sync::LabelSync;
+use crate::maintenance::Extra;
+use crate::running::Running;
+
+/// The plan for the objects of `dump` and `extra`.
+pub fn plan(
+    dump: &Dump,
+    extra: &Extra,
+    settings: &Settings,
+    sync: LabelSync,
+    options: &Options,
+) -> Plan {
+    let key: &str = &settings.label_key;
+    let running = Running::new(extra);
+    let cluster = dump
+        .kubevirts
+        .first()
+        .and_then(|cr| text(cr, "/spec/configuration/evictionStrategy"));
+    let mut vms: Vec<&Value> = dump.vms.iter().collect();
+    vms.sort_by_key(|vm| name_of(vm));
+    let mut planner = Planner {
+        key,
+        settings,
+        syncs: sync.synced(),
+        writes: Vec::new(),
+        not_changed: Vec::new(),
+        restarts: Vec::new(),
+    };
+    for vm in vms {
+        let (namespace, name) = name_of(vm);
+        if name.is_empty() {
+            continue;
+        }
+        let vmi = running.vmi(&namespace, &name);
+        planner.labels(vm, &namespace, &name, vmi.as_ref());
+        if let Some(vmi) = &vmi {
+            planner.restart(vm, &namespace, &name, vmi, cluster, options.restart_stale);
+        }
+    }
+    let restart_batches = planner.batches(options);
+    Plan {
+        label_key: key.to_owned(),
+        default_strategy: settings.default_strategy.to_string(),
+        label_sync: sync,
+        mode: Mode::Plan,
+        writes: planner.writes,
+        not_changed: planner.not_changed,
+        restart_batches,
+    }
+}
+
+/// A VM's namespace (`default` when it names none) and name.
+fn name_of(vm: &Value) -> (String, String) {
+    (
+        text(vm, "/metadata/namespace")
+            .unwrap_or("default")
+            .to_owned(),
+        text(vm, "/metadata/name").unwrap_or_default().to_owned(),
+    )
+}
+
+pub(super) fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
+    value.pointer(pointer).and_then(Value::as_str)
+}
+
+/// The plan as it is made, VM by VM.
+pub(super) struct Planner<'a> {
+    pub(super) key: &'a str,
+    pub(super) settings: &'a Settings,
+    /// The KubeVirt CR syncs the key.
+    pub(super) syncs: bool,
+    pub(super) writes: Vec<Write>,
+    pub(super) not_changed: Vec<Finding>,
+    /// Sent after every patch, batch by batch.
+    pub(super) restarts: Vec<Write>,
+}
+
+impl Planner<'_> {
+    pub(super) fn finding(
+        &mut self,
+        namespace: &str,
+        kind: &'static str,
+        name: &str,
+        message: String,
+    ) {
+        self.not_changed.push(Finding {
+            namespace: namespace.to_owned(),
+            kind,
+            name: name.to_owned(),
+            message,
+        });
+    }
+
+    /// The restarts after the patches, numbered in batches of `--batch-size`.
+    fn batches(&mut self, options: &Options) -> Batches {
+        let size = options.batch_size.max(1);
+        let count = self.restarts.len().div_ceil(size);
+        for (index, mut restart) in std::mem::take(&mut self.restarts).into_iter().enumerate() {
+            let batch = index / size + 1;
+            restart.batch = Some(batch);
+            restart.change = format!("restart (batch {batch}/{count}): {}", restart.change);
+            self.writes.push(restart);
+        }
+        Batches {
+            count,
+            size,
+            interval_seconds: options.batch_interval.as_secs_f64(),
+        }
+    }
+}
