@@ -4,8 +4,9 @@
 //! ([`dump_cluster`]), a running VM judged by its VMI ([`running`]), and the live cluster read as
 //! a dump ([`live`]); the KubeVirt upgrade preview ([`upgrade`]); tables as `kubectl get` prints
 //! them ([`columns`]); what a running VM's objects carry against it ([`staleness`]) and whether
-//! the KubeVirt CR syncs the label ([`label_sync`]). And `sync`: its plan ([`sync`]) and its
-//! writes to the live cluster ([`apply`]).
+//! the KubeVirt CR syncs the label ([`label_sync`]); the settings file, checked as policy-server
+//! checks it ([`settings`]). And `sync`: its plan ([`sync`]) and its writes to the live cluster
+//! ([`apply`]).
 
 pub mod apply;
 pub mod columns;
@@ -17,6 +18,7 @@ pub mod maintenance;
 pub mod preview;
 pub mod report;
 pub mod running;
+pub mod settings;
 pub mod staleness;
 pub mod sync;
 pub mod upgrade;
