@@ -303,6 +303,31 @@ pub fn table(rows: &[Row], sync: &LabelSync, layout: &Layout) -> String {
 /// the VMs that could not be judged, the policy's rejections, warnings and errors, and what was
 /// not checked.
 pub fn summary(rows: &[Row], sync: &LabelSync, layout: &Layout) -> String {
+    let mut text = "\n".to_owned();
+    layout.line(&counts(rows), &mut text);
+    let mut sections = vec![
+        ("Blocks a drain", blocking(rows)),
+        ("May stay off or down after the drain", staying_down(rows)),
+        ("Stale (running objects behind their VM)", stale(rows, sync)),
+    ];
+    if rows.iter().any(|r| r.running) {
+        sections.push(("KubeVirt label sync", vec![sync.message.clone()]));
+    }
+    sections.extend([
+        ("Not judged (may block a drain)", not_judged(rows)),
+        ("Policy rejects", verdicts(rows, VerdictKind::Rejected)),
+        ("Policy errors", verdicts(rows, VerdictKind::Error)),
+        ("Policy warnings", warnings(rows)),
+        ("Not checked", not_checked(rows)),
+    ]);
+    for (title, lines) in sections {
+        layout.next_section(title, &lines, &mut text);
+    }
+    text
+}
+
+/// `Summary: 12 VMs: 5 Migrate, ..., 2 Blocks`, and how many were not judged.
+fn counts(rows: &[Row]) -> String {
     let count =
         |outcome: Option<DrainOutcome>| rows.iter().filter(|r| r.outcome == outcome).count();
     let mut parts: Vec<String> = DrainOutcome::ALL
@@ -314,87 +339,71 @@ pub fn summary(rows: &[Row], sync: &LabelSync, layout: &Layout) -> String {
         parts.push(format!("{unjudged} not judged"));
     }
     let vms = if rows.len() == 1 { "VM" } else { "VMs" };
-    let mut text = "\n".to_owned();
-    layout.line(
-        &format!("Summary: {} {vms}: {}", rows.len(), parts.join(", ")),
-        &mut text,
-    );
-    let section = |title: &str, lines: Vec<String>, text: &mut String| {
-        if !lines.is_empty() {
-            text.push('\n');
-            layout.section(title, &lines, text);
-        }
-    };
-    let of = |row: &Row, what: &str| format!("{}/{}: {what}", row.namespace, row.name);
-    let verdicts = |kind: VerdictKind| {
-        rows.iter()
-            .filter_map(move |r| {
-                let verdict = r.verdict.as_ref().filter(|v| v.kind == kind)?;
-                Some(of(r, verdict.message.as_deref().unwrap_or("(no message)")))
-            })
-            .collect::<Vec<String>>()
-    };
-    section(
-        "Blocks a drain",
-        rows.iter()
-            .filter(|r| r.outcome == Some(DrainOutcome::Blocks))
-            .map(|r| of(r, r.why.as_deref().unwrap_or_default()))
-            .collect(),
-        &mut text,
-    );
-    section(
-        "May stay off or down after the drain",
-        rows.iter()
-            .filter(|r| r.may_stay_down())
-            .map(|r| {
-                let outcome = r.outcome.map(DrainOutcome::as_str).unwrap_or_default();
-                of(
-                    r,
-                    &format!("{outcome}: {}", r.why.as_deref().unwrap_or_default()),
-                )
-            })
-            .collect(),
-        &mut text,
-    );
-    section(
-        "Stale (running objects behind their VM)",
-        rows.iter()
-            .filter_map(|r| Some((r, r.staleness.as_ref()?)))
-            .flat_map(|(r, s)| s.words(&sync.key).into_iter().map(move |w| of(r, &w)))
-            .collect(),
-        &mut text,
-    );
-    if rows.iter().any(|r| r.running) {
-        section("KubeVirt label sync", vec![sync.message.clone()], &mut text);
-    }
-    section(
-        "Not judged (may block a drain)",
-        rows.iter()
-            .filter(|r| r.outcome.is_none())
-            .map(|r| of(r, r.error.as_deref().unwrap_or_default()))
-            .collect(),
-        &mut text,
-    );
-    section("Policy rejects", verdicts(VerdictKind::Rejected), &mut text);
-    section("Policy errors", verdicts(VerdictKind::Error), &mut text);
-    section(
-        "Policy warnings",
-        rows.iter()
-            .flat_map(|r| {
-                let warnings = r.verdict.as_ref().map(|v| v.warnings.as_slice());
-                warnings.unwrap_or_default().iter().map(move |w| of(r, w))
-            })
-            .collect(),
-        &mut text,
-    );
-    section(
-        "Not checked",
-        rows.iter()
-            .flat_map(|r| r.notes.iter().map(move |n| of(r, n)))
-            .collect(),
-        &mut text,
-    );
-    text
+    format!("Summary: {} {vms}: {}", rows.len(), parts.join(", "))
+}
+
+/// `namespace/name: what`.
+fn of(row: &Row, what: &str) -> String {
+    format!("{}/{}: {what}", row.namespace, row.name)
+}
+
+fn blocking(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.outcome == Some(DrainOutcome::Blocks))
+        .map(|r| of(r, r.why.as_deref().unwrap_or_default()))
+        .collect()
+}
+
+fn staying_down(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.may_stay_down())
+        .map(|r| {
+            let outcome = r.outcome.map(DrainOutcome::as_str).unwrap_or_default();
+            of(
+                r,
+                &format!("{outcome}: {}", r.why.as_deref().unwrap_or_default()),
+            )
+        })
+        .collect()
+}
+
+fn stale(rows: &[Row], sync: &LabelSync) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| Some((r, r.staleness.as_ref()?)))
+        .flat_map(|(r, s)| s.words(&sync.key).into_iter().map(move |w| of(r, &w)))
+        .collect()
+}
+
+fn not_judged(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.outcome.is_none())
+        .map(|r| of(r, r.error.as_deref().unwrap_or_default()))
+        .collect()
+}
+
+/// The policy's verdicts of one kind, with their messages.
+fn verdicts(rows: &[Row], kind: VerdictKind) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            let verdict = r.verdict.as_ref().filter(|v| v.kind == kind)?;
+            Some(of(r, verdict.message.as_deref().unwrap_or("(no message)")))
+        })
+        .collect()
+}
+
+fn warnings(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .flat_map(|r| {
+            let warnings = r.verdict.as_ref().map(|v| v.warnings.as_slice());
+            warnings.unwrap_or_default().iter().map(move |w| of(r, w))
+        })
+        .collect()
+}
+
+fn not_checked(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .flat_map(|r| r.notes.iter().map(move |n| of(r, n)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -28,14 +28,9 @@ pub fn run(
             n => format!("no running VirtualMachineInstance in the input ({n} read, none of phase Running): nothing to update"),
         });
     }
-    let stays_off = preview.vmis.iter().any(|v| {
-        matches!(
-            v.outcome,
-            UpdateOutcome::MayStayOff | UpdateOutcome::StaysOff
-        )
-    });
+    let some_stay_off = preview.vmis.iter().any(|v| stays_off(v.outcome));
     let code = match preview.outcome {
-        Completion::Completes if stays_off => 3,
+        Completion::Completes if some_stay_off => 3,
         Completion::Completes => 0,
         Completion::NeverCompletes => 2,
     };
@@ -60,6 +55,38 @@ fn table(
     no_cr: bool,
     layout: &Layout,
 ) -> String {
+    let mut text = vmi_rows(preview, stale, layout).render(layout.headers);
+    if !layout.headers {
+        return text;
+    }
+    text.push('\n');
+    totals(preview, no_cr, layout, &mut text);
+    text.push('\n');
+    layout.section("Why", &why(preview), &mut text);
+    let off: Vec<String> = preview
+        .vmis
+        .iter()
+        .filter(|v| stays_off(v.outcome))
+        .map(|v| format!("{}/{}: {:?}", v.namespace, v.name, v.outcome))
+        .collect();
+    layout.next_section("May stay off after its eviction", &off, &mut text);
+    let stale = stale.lines(
+        preview
+            .vmis
+            .iter()
+            .map(|v| (v.namespace.as_str(), v.name.as_str())),
+    );
+    layout.next_section("Stale (running objects behind their VM)", &stale, &mut text);
+    text
+}
+
+/// Evicted and possibly not started again.
+fn stays_off(outcome: UpdateOutcome) -> bool {
+    matches!(outcome, UpdateOutcome::MayStayOff | UpdateOutcome::StaysOff)
+}
+
+/// A line per running VMI.
+fn vmi_rows(preview: &UpgradePreview, stale: &staleness::Index, layout: &Layout) -> Columns {
     let mut header = vec!["NAMESPACE", "NAME", "NODE", "EVICTION", "UPDATE", "STALE"];
     if layout.wide() {
         header.extend(["RUNSTRATEGY", "AFTER RESTART", "VMI EVICTION"]);
@@ -100,15 +127,16 @@ fn table(
         }
         table.row(cells);
     }
-    let mut text = table.render(layout.headers);
-    if !layout.headers {
-        return text;
-    }
-    text.push('\n');
+    table
+}
+
+/// Whether a KubeVirt CR was read, the migrations and evictions, and whether the update
+/// completes.
+fn totals(preview: &UpgradePreview, no_cr: bool, layout: &Layout, text: &mut String) {
     if no_cr {
         layout.line(
             "Note: no KubeVirt CR in the input: KubeVirt's defaults (no update method).",
-            &mut text,
+            text,
         );
     }
     let m = &preview.migrations;
@@ -124,7 +152,7 @@ fn table(
             e.interval_seconds,
             e.minimum_seconds
         ),
-        &mut text,
+        text,
     );
     layout.line(
         match preview.outcome {
@@ -133,9 +161,13 @@ fn table(
                 "Outcome: NeverCompletes: outdatedVirtualMachineInstanceWorkloads never reaches 0."
             }
         },
-        &mut text,
+        text,
     );
-    let why: Vec<String> = preview
+}
+
+/// Why each VMI gets its outcome, and what it runs under after a restart.
+fn why(preview: &UpgradePreview) -> Vec<String> {
+    preview
         .vmis
         .iter()
         .map(|vmi| {
@@ -147,33 +179,5 @@ fn table(
             }
             why
         })
-        .collect();
-    text.push('\n');
-    layout.section("Why", &why, &mut text);
-    let off: Vec<String> = preview
-        .vmis
-        .iter()
-        .filter(|v| {
-            matches!(
-                v.outcome,
-                UpdateOutcome::MayStayOff | UpdateOutcome::StaysOff
-            )
-        })
-        .map(|v| format!("{}/{}: {:?}", v.namespace, v.name, v.outcome))
-        .collect();
-    if !off.is_empty() {
-        text.push('\n');
-        layout.section("May stay off after its eviction", &off, &mut text);
-    }
-    let stale = stale.lines(
-        preview
-            .vmis
-            .iter()
-            .map(|v| (v.namespace.as_str(), v.name.as_str())),
-    );
-    if !stale.is_empty() {
-        text.push('\n');
-        layout.section("Stale (running objects behind their VM)", &stale, &mut text);
-    }
-    text
+        .collect()
 }
