@@ -197,7 +197,7 @@ bench-kwctl: annotated-policy.wasm
 
 # The previews at cluster scale (BENCHMARKS.md "Previews at cluster scale"): the plugin as
 # `make install-plugin` builds it, on generated clusters of SIZES VMs over 50 nodes (policy-bench's
-# cluster-dump), ROUNDS interleaved rounds; wall time and peak memory of every preview.
+# cluster-dump), ROUNDS interleaved rounds; wall time and peak memory of every preview and sync.
 SIZES ?= 1000 5000
 .PHONY: bench-previews
 bench-previews: policy.wasm

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make bench-previews: every preview of the kubectl plugin on generated clusters (policy-bench's
-# `cluster-dump`: VMs over 50 nodes, each with its claim, volume, running VMI and launcher Pod),
+# make bench-previews: every preview of the kubectl plugin, and the sync plan, on generated
+# clusters (policy-bench's `cluster-dump`: VMs over 50 nodes, each with its claim, volume, running
+# VMI and launcher Pod),
 # ROUNDS interleaved rounds per size; the best round's wall time and peak RSS (GNU time), the
 # spread of the rounds, and the peak against the dump's JSON size. Prints a Markdown table.
 # usage: bench/previews.sh DIR PLUGIN ROUNDS SIZE...
@@ -8,7 +9,7 @@ set -euo pipefail
 dir=$1 plugin=$2 rounds=$3
 shift 3
 mkdir -p "$dir"
-commands=("drain" "drain node-01" "maintenance node-01" "upgrade")
+commands=("drain" "drain node-01" "maintenance node-01" "upgrade" "sync")
 declare -A best_time worst_time best_rss
 for size in "$@"; do
   cargo run -q -p policy-bench --bin cluster-dump -- "$size" 50 "$dir/cluster-$size.json"
