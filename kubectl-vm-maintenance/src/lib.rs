@@ -1,16 +1,17 @@
-//! The previews behind `kubectl vm-maintenance`: reading cluster dumps ([`input`]), the drain
-//! preview ([`preview`], rows and table in [`report`]) and Harvester's maintenance-mode preview
-//! ([`maintenance`]), with the dump as the cluster the policy's assessment reads
-//! ([`dump_cluster`]), a running VM judged by its VMI ([`running`]), and the live cluster read as
-//! a dump ([`live`]); the KubeVirt upgrade preview ([`upgrade`]); tables as `kubectl get` prints
-//! them ([`columns`]); what a running VM's objects carry against it ([`staleness`]) and whether
-//! the KubeVirt CR syncs the label ([`label_sync`]); the settings file, checked as policy-server
-//! checks it ([`settings`]). And `sync`: its plan ([`sync`]) and its writes to the live cluster
-//! ([`apply`]).
+//! The previews behind `kubectl vm-maintenance`: reading cluster dumps ([`input`], and the kinds
+//! beyond the VMs in [`extra`]), the drain preview ([`preview`], rows and table in [`report`])
+//! and Harvester's maintenance-mode preview ([`maintenance`]), with the dump as the cluster the
+//! policy's assessment reads ([`dump_cluster`]), a running VM judged by its VMI ([`running`]),
+//! and the live cluster read as a dump ([`live`]); the KubeVirt upgrade preview ([`upgrade`]);
+//! tables as `kubectl get` prints them ([`columns`]); what a running VM's objects carry against
+//! it ([`staleness`]) and whether the KubeVirt CR syncs the label ([`label_sync`]); the settings
+//! file, checked as policy-server checks it ([`settings`]). And `sync`: its plan ([`sync`]) and
+//! its writes to the live cluster ([`apply`]).
 
 pub mod apply;
 pub mod columns;
 pub mod dump_cluster;
+pub mod extra;
 pub mod input;
 pub mod label_sync;
 pub mod live;

@@ -1,97 +1,19 @@
 //! `maintenance NODE [--force]`: Harvester's maintenance mode on one node, previewed from the
-//! dump with the cluster-model crate's `maintenance::preview`. This file reads the kinds the
-//! preview needs beyond the drain preview's (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and
-//! replicas), says what the dump lacks, and renders the table or the data.
+//! dump with the cluster-model crate's `maintenance::preview`. This file says what the dump lacks
+//! for it (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and replicas: [`Extra`]) and
+//! renders the table or the data.
 
 use cluster_model::drain::{DEFAULT_LABEL_KEY, DrainOutcome};
-use cluster_model::maintenance::{
-    LAST_HEALTHY_REPLICA, Longhorn, Objects, Outcome, Preview, VmOutcome, preview,
-};
+use cluster_model::maintenance::{Longhorn, Objects, Outcome, Preview, VmOutcome, preview};
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
 use crate::columns::{Columns, Layout, listed};
 use crate::dump_cluster::{assess, dump_cluster};
-use crate::input::{Dump, Source, items};
+use crate::extra::Extra;
+use crate::input::{Dump, Source};
 use crate::label_sync::{self, LabelSync};
 use crate::staleness::{self, Labels, Staleness};
-
-/// The kinds of the dump that only the maintenance preview reads.
-#[derive(Debug, Default)]
-pub struct Extra {
-    pub nodes: Vec<Value>,
-    pub vmis: Vec<Value>,
-    pub pods: Vec<Value>,
-    pub volumes: Vec<Value>,
-    pub replicas: Vec<Value>,
-    /// `v1` PersistentVolumes: a disk only one node can mount (R10).
-    pub persistent_volumes: Vec<Value>,
-}
-
-impl Extra {
-    /// `kubectl get nodes,vmi,pods -A -o json` and Longhorn's `volumes.longhorn.io`,
-    /// `replicas.longhorn.io`, from the same sources as the rest of the dump.
-    pub fn from_sources(sources: &[Source]) -> Extra {
-        let mut extra = Extra::default();
-        for item in sources.iter().flat_map(items) {
-            let api_version = item.get("apiVersion").and_then(Value::as_str);
-            let kind = item.get("kind").and_then(Value::as_str);
-            let list = match (api_version, kind) {
-                (Some("v1"), Some("Node")) => &mut extra.nodes,
-                (Some("v1"), Some("Pod")) => &mut extra.pods,
-                (Some("v1"), Some("PersistentVolume")) => &mut extra.persistent_volumes,
-                (Some(v), Some("VirtualMachineInstance")) if v.starts_with("kubevirt.io/") => {
-                    &mut extra.vmis
-                }
-                (Some(v), Some("Volume")) if v.starts_with("longhorn.io/") => &mut extra.volumes,
-                (Some(v), Some("Replica")) if v.starts_with("longhorn.io/") => &mut extra.replicas,
-                _ => continue,
-            };
-            list.push(item.clone());
-        }
-        extra
-    }
-
-    /// Running VMIs and bound claims without the PersistentVolumes they are bound to: R10 is
-    /// not checked.
-    pub fn missing_disks(&self, dump: &Dump) -> Option<String> {
-        let bound = dump
-            .pvcs
-            .iter()
-            .any(|c| c.pointer("/spec/volumeName").is_some());
-        let running = !self.vmis.is_empty();
-        (running && bound && self.persistent_volumes.is_empty()).then(|| {
-            "no PersistentVolumes in the input: a disk bound to one node (DownUntilNodeReturns) is not checked".to_owned()
-        })
-    }
-
-    /// What the dump lacks, in words (never guessed).
-    fn missing(&self) -> Vec<String> {
-        let mut notes = Vec::new();
-        if self.vmis.is_empty() {
-            notes.push(
-                "no VirtualMachineInstances in the dump: no VM is known to run on any node"
-                    .to_owned(),
-            );
-        }
-        if self.pods.is_empty() {
-            notes.push(
-                "no Pods in the dump: the drain filter reads each VMI's labels instead of its launcher Pod's"
-                    .to_owned(),
-            );
-        }
-        match (self.volumes.is_empty(), self.replicas.is_empty()) {
-            (false, true) => notes.push(format!(
-                "volumes.longhorn.io in the dump but no replicas.longhorn.io: {LAST_HEALTHY_REPLICA} not checked"
-            )),
-            (true, false) => notes.push(format!(
-                "replicas.longhorn.io in the dump but no volumes.longhorn.io: {LAST_HEALTHY_REPLICA} not checked"
-            )),
-            _ => {}
-        }
-        notes
-    }
-}
 
 /// The settings the `--settings` file gave, the dump, and how to print.
 pub struct Request<'a> {

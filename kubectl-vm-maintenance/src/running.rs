@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
 
-use crate::maintenance::Extra;
+use crate::extra::Extra;
 
 type Object = serde_json::Map<String, Value>;
 

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::extra::Extra;
 use crate::label_sync::LabelSync;
-use crate::maintenance::Extra;
 use crate::running::{Running, Vmi};
 
 /// The staleness of one running VM. Serialized as `staleness` in the previews' JSON.
@@ -352,7 +352,7 @@ pub fn shown(value: Option<&Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::maintenance::Extra;
+    use crate::extra::Extra;
     use crate::running::Running;
     use serde_json::json;
 

@@ -4,8 +4,8 @@
 use cluster_model::upgrade::{Completion, UpdateOutcome, Updater, UpgradePreview, preview};
 
 use crate::columns::{Columns, Layout};
+use crate::extra::Extra;
 use crate::input::{Dump, Source};
-use crate::maintenance::Extra;
 use crate::staleness::{self, Staleness};
 
 /// The preview's text and exit code (0 completes, 2 never completes, 3 completes but some VMI

@@ -19,9 +19,9 @@ use serde_json::Value;
 
 use crate::columns::Layout;
 use crate::dump_cluster::{dump_cluster, policy_settings};
+use crate::extra::Extra;
 use crate::input::{Dump, Source};
 use crate::label_sync;
-use crate::maintenance::Extra;
 use crate::report::Row;
 use crate::running::Running;
 use crate::settings::{check_settings, refused};

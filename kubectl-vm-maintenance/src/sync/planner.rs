@@ -7,9 +7,9 @@ use vm_maintenance_strategy::settings::Settings;
 
 use super::Options;
 use super::plan::{Batches, Finding, Mode, Plan, Write};
+use crate::extra::Extra;
 use crate::input::Dump;
 use crate::label_sync::LabelSync;
-use crate::maintenance::Extra;
 use crate::running::Running;
 
 /// The plan for the objects of `dump` and `extra`.

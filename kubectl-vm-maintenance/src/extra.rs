@@ -1,0 +1,85 @@
+//! The kinds a dump holds beyond the VMs, KubeVirt CRs, claims and instance types that
+//! [`crate::input::Dump`] keeps: Nodes, VirtualMachineInstances, launcher Pods, PersistentVolumes
+//! and Longhorn's volumes and replicas; read from the same sources, and what of them is missing.
+
+use cluster_model::maintenance::LAST_HEALTHY_REPLICA;
+use serde_json::Value;
+
+use crate::input::{Dump, Source, items};
+
+/// The kinds of the dump beyond [`Dump`]'s: what runs where, and the disks.
+#[derive(Debug, Default)]
+pub struct Extra {
+    pub nodes: Vec<Value>,
+    pub vmis: Vec<Value>,
+    pub pods: Vec<Value>,
+    pub volumes: Vec<Value>,
+    pub replicas: Vec<Value>,
+    /// `v1` PersistentVolumes: a disk only one node can mount (R10).
+    pub persistent_volumes: Vec<Value>,
+}
+
+impl Extra {
+    /// `kubectl get nodes,vmi,pods -A -o json` and Longhorn's `volumes.longhorn.io`,
+    /// `replicas.longhorn.io`, from the same sources as the rest of the dump.
+    pub fn from_sources(sources: &[Source]) -> Extra {
+        let mut extra = Extra::default();
+        for item in sources.iter().flat_map(items) {
+            let api_version = item.get("apiVersion").and_then(Value::as_str);
+            let kind = item.get("kind").and_then(Value::as_str);
+            let list = match (api_version, kind) {
+                (Some("v1"), Some("Node")) => &mut extra.nodes,
+                (Some("v1"), Some("Pod")) => &mut extra.pods,
+                (Some("v1"), Some("PersistentVolume")) => &mut extra.persistent_volumes,
+                (Some(v), Some("VirtualMachineInstance")) if v.starts_with("kubevirt.io/") => {
+                    &mut extra.vmis
+                }
+                (Some(v), Some("Volume")) if v.starts_with("longhorn.io/") => &mut extra.volumes,
+                (Some(v), Some("Replica")) if v.starts_with("longhorn.io/") => &mut extra.replicas,
+                _ => continue,
+            };
+            list.push(item.clone());
+        }
+        extra
+    }
+
+    /// Running VMIs and bound claims without the PersistentVolumes they are bound to: R10 is
+    /// not checked.
+    pub fn missing_disks(&self, dump: &Dump) -> Option<String> {
+        let bound = dump
+            .pvcs
+            .iter()
+            .any(|c| c.pointer("/spec/volumeName").is_some());
+        let running = !self.vmis.is_empty();
+        (running && bound && self.persistent_volumes.is_empty()).then(|| {
+            "no PersistentVolumes in the input: a disk bound to one node (DownUntilNodeReturns) is not checked".to_owned()
+        })
+    }
+
+    /// What the dump lacks, in words (never guessed).
+    pub fn missing(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.vmis.is_empty() {
+            notes.push(
+                "no VirtualMachineInstances in the dump: no VM is known to run on any node"
+                    .to_owned(),
+            );
+        }
+        if self.pods.is_empty() {
+            notes.push(
+                "no Pods in the dump: the drain filter reads each VMI's labels instead of its launcher Pod's"
+                    .to_owned(),
+            );
+        }
+        match (self.volumes.is_empty(), self.replicas.is_empty()) {
+            (false, true) => notes.push(format!(
+                "volumes.longhorn.io in the dump but no replicas.longhorn.io: {LAST_HEALTHY_REPLICA} not checked"
+            )),
+            (true, false) => notes.push(format!(
+                "replicas.longhorn.io in the dump but no volumes.longhorn.io: {LAST_HEALTHY_REPLICA} not checked"
+            )),
+            _ => {}
+        }
+        notes
+    }
+}
