@@ -8,7 +8,6 @@ use crate::admission::verdict::Verdict;
 use crate::configuration::parse_version;
 use crate::listing::listed;
 use crate::object::view::{self, Field, List, Map, Scalar, view};
-use crate::rules::kubevirt::Cr;
 use crate::settings::Mode;
 
 const FIELD: &str = "spec.customizeComponents";
@@ -21,6 +20,26 @@ view! {
     Customize<'a> {
         "flags" => flags: Field<Flags<'a>>,
         "patches" => patches: List<Patch<'a>>,
+    }
+}
+
+view! {
+    /// A KubeVirt CR as far as [`syncs_label`] reads it.
+    SyncedCr<'a> {
+        "spec" => spec: Field<SyncedSpec<'a>>,
+        "status" => status: Field<SyncedStatus<'a>>,
+    }
+}
+
+view! {
+    SyncedSpec<'a> {
+        "customizeComponents" => customize_components: Field<Customize<'a>>,
+    }
+}
+
+view! {
+    SyncedStatus<'a> {
+        "observedKubeVirtVersion" => observed_version: Option<Scalar<'a>>,
     }
 }
 
@@ -90,10 +109,12 @@ pub fn syncs_label(
     version: Option<&str>,
 ) -> Result<(), Vec<String>> {
     let text = cr.to_string();
-    let cr: Option<Cr> = view::parse(&text).ok().flatten();
-    let observed = cr.as_ref().and_then(Cr::observed_version);
+    let cr: Option<SyncedCr> = view::parse(&text).ok().flatten();
+    let status = cr.as_ref().and_then(|cr| cr.status.get());
+    let observed = status.and_then(|s| s.observed_version.as_ref()?.as_str());
     let release = version.or(observed).and_then(parse_version);
-    let customize = cr.as_ref().and_then(Cr::customize);
+    let spec = cr.as_ref().and_then(|cr| cr.spec.get());
+    let customize = spec.and_then(|s| s.customize_components.get());
     let mut verdict = Verdict::default();
     validate(customize, key, release, Mode::Warn, &mut verdict);
     match verdict.warnings.is_empty() {
