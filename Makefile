@@ -15,7 +15,10 @@ SOURCES := Cargo.toml Cargo.lock $(shell find src -name '*.rs')
 OCI ?=
 OUT ?=
 INSECURE ?=
-POLICY_TOOL = $(CARGO) run -q -p policy-tools --bin
+# A policy-tools binary (annotate, oci, artifacthub): the one `make test` built (TOOLS=target/debug),
+# else `cargo run`, which alone would build the crate's dependencies again with other features.
+TOOLS ?=
+POLICY_TOOL = $(if $(TOOLS),$(TOOLS)/$(1),$(CARGO) run -q -p policy-tools --bin $(1) --)
 INSECURE_FLAGS = $(foreach registry,$(INSECURE),--insecure $(registry))
 
 # What a fresh machine lacks: the wasm target and wasm-opt (Debian's binaryen); the registry is
@@ -48,13 +51,13 @@ annotated-policy.wasm: policy.wasm policy-metadata.yml $(USAGE) Cargo.toml
 	@if command -v kwctl >/dev/null; then \
 		kwctl annotate -m policy-metadata.yml -u $(USAGE) -o $@ policy.wasm; \
 	else \
-		$(POLICY_TOOL) annotate -- -m policy-metadata.yml -u $(USAGE) -o $@ policy.wasm; \
+		$(call POLICY_TOOL,annotate) -m policy-metadata.yml -u $(USAGE) -o $@ policy.wasm; \
 	fi
 
 # Pushes annotated-policy.wasm and prints the immutable reference (REPO@sha256:...).
 push: annotated-policy.wasm
 	@test -n "$(OCI)" || { echo "usage: make push OCI=registry://HOST/REPO:TAG [INSECURE=HOST:PORT]" >&2; exit 2; }
-	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) push annotated-policy.wasm $(OCI)
+	@$(call POLICY_TOOL,oci) $(INSECURE_FLAGS) push annotated-policy.wasm $(OCI)
 
 # Signatures in cosign's format (docs/releasing.md): KEY=cosign.key (password in
 # COSIGN_PASSWORD), PUB=cosign.pub, ANNOTATIONS="KEY=VALUE ...", OCI=registry://HOST/REPO@sha256:...
@@ -72,25 +75,25 @@ policy.spdx.json: Cargo.toml Cargo.lock
 	$(CARGO) sbom --cargo-package vm-maintenance-strategy --output-format spdx_json_2_3 > $@.tmp && mv $@.tmp $@
 keygen:
 	@test -n "$(KEY)" -a -n "$(PUB)" || { echo "usage: make keygen KEY=cosign.key PUB=cosign.pub (password: COSIGN_PASSWORD)" >&2; exit 2; }
-	@$(POLICY_TOOL) oci -- keygen $(KEY) $(PUB)
+	@$(call POLICY_TOOL,oci) keygen $(KEY) $(PUB)
 
 sign:
 	@test -n "$(OCI)" -a -n "$(KEY)" || { echo "usage: make sign OCI=registry://HOST/REPO@sha256:... KEY=cosign.key [ANNOTATIONS=K=V] [INSECURE=HOST:PORT]" >&2; exit 2; }
-	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) sign --key $(KEY) $(ANNOTATION_FLAGS) $(OCI)
+	@$(call POLICY_TOOL,oci) $(INSECURE_FLAGS) sign --key $(KEY) $(ANNOTATION_FLAGS) $(OCI)
 
 verify:
 	@test -n "$(OCI)" -a -n "$(PUB)" || { echo "usage: make verify OCI=registry://HOST/REPO@sha256:... PUB=cosign.pub [ANNOTATIONS=K=V] [INSECURE=HOST:PORT]" >&2; exit 2; }
-	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) verify --key $(PUB) $(ANNOTATION_FLAGS) $(OCI)
+	@$(call POLICY_TOOL,oci) $(INSECURE_FLAGS) verify --key $(PUB) $(ANNOTATION_FLAGS) $(OCI)
 
 # Writes the module of OCI (a tag or @sha256:... digest) to OUT.
 pull:
 	@test -n "$(OCI)" -a -n "$(OUT)" || { echo "usage: make pull OCI=registry://HOST/REPO:TAG|@sha256:... OUT=FILE [INSECURE=HOST:PORT]" >&2; exit 2; }
-	@$(POLICY_TOOL) oci -- $(INSECURE_FLAGS) pull -o $(OUT) $(OCI)
+	@$(call POLICY_TOOL,oci) $(INSECURE_FLAGS) pull -o $(OUT) $(OCI)
 
 # Regenerated from the metadata, questions-ui.yml and the version (createdAt kept while the
 # version is unchanged); committed, and checked by `make test`.
 artifacthub-pkg.yml:
-	$(POLICY_TOOL) artifacthub -- -m policy-metadata.yml -q questions-ui.yml --keep-created-at $@ -o $@.tmp
+	$(call POLICY_TOOL,artifacthub) -m policy-metadata.yml -q questions-ui.yml --keep-created-at $@ -o $@.tmp
 	mv $@.tmp $@
 
 # Evaluates REQUEST (AdmissionRequest or AdmissionReview, JSON or YAML; default: a bundled
@@ -155,7 +158,7 @@ wasm-tests: policy.wasm setup-registry policy.spdx.json
 # "Documented commands"). PLUGIN, EVALUATE: binaries already built (else the script builds them).
 PLUGIN ?=
 doc-commands: policy.wasm
-	@PLUGIN=$(PLUGIN) EVALUATE=$(EVALUATE) tests/doc-commands
+	@PLUGIN=$(PLUGIN) EVALUATE=$(EVALUATE) TOOLS=$(TOOLS) tests/doc-commands
 
 # e2e-tests-kwctl and doc-commands reuse the evaluate and plugin binaries that wasm-tests built with
 # the workspace's features (a `cargo run` of one alone would build wasmtime a second time).
@@ -167,7 +170,7 @@ test:
 	@for phase in $(TEST_PHASES); do \
 		start=$$(date +%s); \
 		$(MAKE) --no-print-directory $$phase EVALUATE=target/debug/evaluate \
-			PLUGIN=target/debug/kubectl-vm_maintenance || exit 1; \
+			PLUGIN=target/debug/kubectl-vm_maintenance TOOLS=target/debug || exit 1; \
 		echo "make test: $$phase $$(( $$(date +%s) - start )) s" >> target/test-phases.txt; \
 	done
 	@cat target/test-phases.txt
@@ -240,7 +243,7 @@ AUDIT_COMMAND = $(if $(filter drain maintenance upgrade,$(firstword $(ARGS))),$(
 audit:
 	@test -n "$(FILES)" || { echo 'usage: make audit FILES="cluster.json ..." [ARGS="maintenance NODE"]' >&2; exit 1; }
 	@$(MAKE) -s --no-print-directory policy.wasm >&2
-	@$(CARGO) run -q -p kubectl-vm-maintenance --bin kubectl-vm_maintenance -- \
+	@$(or $(PLUGIN),$(CARGO) run -q -p kubectl-vm-maintenance --bin kubectl-vm_maintenance --) \
 		$(AUDIT_COMMAND) $(foreach file,$(FILES),-f $(file))
 
 # The kubectl plugin (docs/kubectl-vm-maintenance.md): `kubectl-vm_maintenance` in PREFIX/bin,
