@@ -14,6 +14,7 @@ check_case() {
   elif [ -f "$dir/deny-all" ]; then
     context=(--allowed-host-capabilities net/v1/dns_lookup_host)
   fi
+  [ -n "${SIGSTORE_TRUST_CONFIG:-}" ] && context+=(--sigstore-trust-config "$SIGSTORE_TRUST_CONFIG")
   output=$(kwctl run "${context[@]}" --request-path "$dir/request.json" \
     --settings-path "$dir/settings.json" "$POLICY" 2>&1) && rc=0 || rc=$?
   if [[ "$output" == *"have not been replayed"* ]]; then
