@@ -366,22 +366,22 @@ fn sign_then_verify() -> Result<(), Error> {
     kwctl_verifies(&registry, &signed, &signing::verifying_key_pem(&public)?)
 }
 
-/// Where kwctl is on PATH, `kwctl verify -k` accepts the signature (offline, with the trust
-/// configuration of ../shared/kubewarden); elsewhere this says it skipped.
+/// Where kwctl is on PATH and `SIGSTORE_TRUST_CONFIG` names a Sigstore trust configuration (kwctl
+/// needs one offline even for a key, docs/releasing.md), `kwctl verify -k` accepts the signature;
+/// elsewhere this says it skipped.
 fn kwctl_verifies(
     registry: &LocalRegistry,
     signed: &oci_client::Reference,
     public: &str,
 ) -> Result<(), Error> {
-    let trust = policy_tools::workspace_dir()
-        .join("../shared/kubewarden/offline-sigstore-trust-config.json");
+    let trust = std::env::var_os("SIGSTORE_TRUST_CONFIG").map(std::path::PathBuf::from);
     let kwctl = Command::new("kwctl").arg("--version").output();
-    if kwctl.is_err() || !trust.is_file() {
+    let Some(trust) = trust.filter(|t| kwctl.is_ok() && t.is_file()) else {
         eprintln!(
-            "kwctl verify: skipped (kwctl on PATH and ../shared/kubewarden/offline-sigstore-trust-config.json are needed)"
+            "kwctl verify: skipped (needs kwctl on PATH and SIGSTORE_TRUST_CONFIG, a Sigstore trust configuration file)"
         );
         return Ok(());
-    }
+    };
     let dir = tempfile::tempdir()?;
     let key = dir.path().join("cosign.pub");
     std::fs::write(&key, public)?;
