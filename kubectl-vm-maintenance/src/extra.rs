@@ -1,11 +1,10 @@
 //! The kinds a dump holds beyond the VMs, KubeVirt CRs, claims and instance types that
-//! [`crate::input::Dump`] keeps: Nodes, VirtualMachineInstances, launcher Pods, PersistentVolumes
-//! and Longhorn's volumes and replicas; read from the same sources, and what of them is missing.
+//! `input::Dump` keeps: Nodes, VirtualMachineInstances, launcher Pods, PersistentVolumes
+//! and Longhorn's volumes and replicas, moved out of the same sources by `input::split`;
+//! and what of them is missing.
 
 use cluster_model::maintenance::LAST_HEALTHY_REPLICA;
 use serde_json::Value;
-
-use crate::input::{Dump, Source, items};
 
 /// The kinds of the dump beyond [`Dump`]'s: what runs where, and the disks.
 #[derive(Debug, Default)]
@@ -20,34 +19,29 @@ pub struct Extra {
 }
 
 impl Extra {
-    /// `kubectl get nodes,vmi,pods -A -o json` and Longhorn's `volumes.longhorn.io`,
-    /// `replicas.longhorn.io`, from the same sources as the rest of the dump.
-    pub fn from_sources(sources: &[Source]) -> Extra {
-        let mut extra = Extra::default();
-        for item in sources.iter().flat_map(items) {
-            let api_version = item.get("apiVersion").and_then(Value::as_str);
-            let kind = item.get("kind").and_then(Value::as_str);
-            let list = match (api_version, kind) {
-                (Some("v1"), Some("Node")) => &mut extra.nodes,
-                (Some("v1"), Some("Pod")) => &mut extra.pods,
-                (Some("v1"), Some("PersistentVolume")) => &mut extra.persistent_volumes,
-                (Some(v), Some("VirtualMachineInstance")) if v.starts_with("kubevirt.io/") => {
-                    &mut extra.vmis
-                }
-                (Some(v), Some("Volume")) if v.starts_with("longhorn.io/") => &mut extra.volumes,
-                (Some(v), Some("Replica")) if v.starts_with("longhorn.io/") => &mut extra.replicas,
-                _ => continue,
-            };
-            list.push(item.clone());
-        }
-        extra
+    /// Keeps an object of its kinds (`kubectl get nodes,vmi,pods,pv -A -o json` and Longhorn's
+    /// `volumes.longhorn.io`, `replicas.longhorn.io`); drops any other.
+    pub fn keep(&mut self, object: Value) {
+        let api_version = object.get("apiVersion").and_then(Value::as_str);
+        let kind = object.get("kind").and_then(Value::as_str);
+        let list = match (api_version, kind) {
+            (Some("v1"), Some("Node")) => &mut self.nodes,
+            (Some("v1"), Some("Pod")) => &mut self.pods,
+            (Some("v1"), Some("PersistentVolume")) => &mut self.persistent_volumes,
+            (Some(v), Some("VirtualMachineInstance")) if v.starts_with("kubevirt.io/") => {
+                &mut self.vmis
+            }
+            (Some(v), Some("Volume")) if v.starts_with("longhorn.io/") => &mut self.volumes,
+            (Some(v), Some("Replica")) if v.starts_with("longhorn.io/") => &mut self.replicas,
+            _ => return,
+        };
+        list.push(object);
     }
 
     /// Running VMIs and bound claims without the PersistentVolumes they are bound to: R10 is
     /// not checked.
-    pub fn missing_disks(&self, dump: &Dump) -> Option<String> {
-        let bound = dump
-            .pvcs
+    pub fn missing_disks(&self, claims: &[Value]) -> Option<String> {
+        let bound = claims
             .iter()
             .any(|c| c.pointer("/spec/volumeName").is_some());
         let running = !self.vmis.is_empty();

@@ -9,6 +9,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::extra::Extra;
+
 /// The objects of all files that the preview reads; every other kind is ignored.
 #[derive(Debug, Default)]
 pub struct Dump {
@@ -50,81 +52,79 @@ pub fn read_sources(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, String> {
         .collect()
 }
 
-/// The items of a source's documents that are objects: a `List`'s, an array's, or the document.
-pub fn items(source: &Source) -> impl Iterator<Item = &Value> {
-    source.documents.iter().flat_map(|document| match document {
-        Value::Array(items) => items.iter().collect::<Vec<_>>(),
-        Value::Object(map) => match map.get("items") {
-            Some(Value::Array(items)) => items.iter().collect(),
-            _ => vec![document],
-        },
-        _ => Vec::new(),
-    })
-}
-
 impl Dump {
     /// Reads every file; the first unreadable or unparseable one is the error.
     pub fn read(paths: &[impl AsRef<Path>]) -> Result<Dump, String> {
-        Ok(Dump::from_sources(&read_sources(paths)?))
+        Ok(split(read_sources(paths)?).0)
     }
+}
 
-    /// The objects of every source, in order.
-    pub fn from_sources(sources: &[Source]) -> Dump {
-        let mut dump = Dump::default();
-        let mut seen: BTreeMap<(String, String), (usize, String)> = BTreeMap::new();
-        for source in sources {
-            let shown = source.name.clone();
-            // Only the kinds kept are copied: a dump is mostly other kinds (VMIs, Pods, Nodes).
-            for (i, object) in object_refs(&source.documents).into_iter().enumerate() {
-                let Some(object) = object else {
-                    dump.notes
-                        .push(format!("{shown}: item {i} is not an object, ignored"));
-                    continue;
-                };
-                if !typed(object) {
-                    dump.untyped += 1;
-                    dump.notes.push(format!(
-                        "{shown}: item {i} ({}) has no kind or apiVersion, ignored",
-                        described(object)
-                    ));
-                    continue;
-                }
-                let kind = classify(object);
-                let copy = || object.clone();
-                match kind {
-                    Some(Kind::VirtualMachine) => {
-                        let key = (
-                            text(object.pointer("/metadata/namespace")),
-                            text(object.pointer("/metadata/name")),
-                        );
-                        match seen.get(&key) {
-                            Some((at, first)) if !key.1.is_empty() => {
-                                dump.notes.push(format!(
-                                    "{}/{}: read again from {shown} (first in {first}); the last one is used",
-                                    key.0, key.1
-                                ));
-                                dump.vms[*at] = copy();
-                            }
-                            _ => {
-                                seen.insert(key, (dump.vms.len(), shown.clone()));
-                                dump.vms.push(copy());
-                            }
-                        }
-                    }
-                    Some(Kind::KubeVirt) => dump.kubevirts.push(copy()),
-                    Some(Kind::PersistentVolumeClaim) => dump.pvcs.push(copy()),
-                    Some(Kind::Instancetype) => dump.instancetypes.push(copy()),
-                    None => {}
-                }
+/// The objects of every source, in order, moved into the kinds a preview reads: the
+/// [`Dump`]'s and the [`Extra`]'s. Every other object is dropped as it is met, so what stays in
+/// memory is one tree of each object kept, never a second copy.
+pub fn split(sources: Vec<Source>) -> (Dump, Extra) {
+    let mut dump = Dump::default();
+    let mut extra = Extra::default();
+    let mut seen: BTreeMap<(String, String), (usize, String)> = BTreeMap::new();
+    for source in sources {
+        let shown = source.name;
+        for (i, object) in objects(source.documents).enumerate() {
+            if !object.is_object() {
+                dump.notes
+                    .push(format!("{shown}: item {i} is not an object, ignored"));
+                continue;
+            }
+            if !typed(&object) {
+                dump.untyped += 1;
+                dump.notes.push(format!(
+                    "{shown}: item {i} ({}) has no kind or apiVersion, ignored",
+                    described(&object)
+                ));
+                continue;
+            }
+            match classify(&object) {
+                Some(Kind::VirtualMachine) => dump.keep_vm(object, &shown, &mut seen),
+                Some(Kind::KubeVirt) => dump.kubevirts.push(object),
+                Some(Kind::PersistentVolumeClaim) => dump.pvcs.push(object),
+                Some(Kind::Instancetype) => dump.instancetypes.push(object),
+                None => extra.keep(object),
             }
         }
-        if dump.kubevirts.len() > 1 {
-            dump.notes.push(format!(
-                "{} KubeVirt CRs read; KubeVirt honours one: the first is used",
-                dump.kubevirts.len()
-            ));
+    }
+    if dump.kubevirts.len() > 1 {
+        dump.notes.push(format!(
+            "{} KubeVirt CRs read; KubeVirt honours one: the first is used",
+            dump.kubevirts.len()
+        ));
+    }
+    (dump, extra)
+}
+
+impl Dump {
+    /// One VM per namespace/name: a VM read again replaces the first, with a note.
+    fn keep_vm(
+        &mut self,
+        vm: Value,
+        shown: &str,
+        seen: &mut BTreeMap<(String, String), (usize, String)>,
+    ) {
+        let key = (
+            text(vm.pointer("/metadata/namespace")),
+            text(vm.pointer("/metadata/name")),
+        );
+        match seen.get(&key) {
+            Some((at, first)) if !key.1.is_empty() => {
+                self.notes.push(format!(
+                    "{}/{}: read again from {shown} (first in {first}); the last one is used",
+                    key.0, key.1
+                ));
+                self.vms[*at] = vm;
+            }
+            _ => {
+                seen.insert(key, (self.vms.len(), shown.to_owned()));
+                self.vms.push(vm);
+            }
         }
-        dump
     }
 }
 
@@ -179,22 +179,21 @@ fn text(value: Option<&Value>) -> String {
     value.and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
-/// The objects of the documents: a `List`'s (or bare array's) items, or the document itself.
-/// `None` for an item that is not an object.
-fn object_refs(documents: &[Value]) -> Vec<Option<&Value>> {
-    let mut found = Vec::new();
-    for document in documents {
-        let items = match document {
-            Value::Array(items) => items.as_slice(),
-            Value::Object(map) => match map.get("items") {
-                Some(Value::Array(items)) => items.as_slice(),
-                _ => std::slice::from_ref(document),
-            },
-            other => std::slice::from_ref(other),
-        };
-        found.extend(items.iter().map(|i| i.is_object().then_some(i)));
-    }
-    found
+/// The objects of the documents, moved out of them: a `List`'s (or bare array's) items, or
+/// the document itself. An item that is not an object is passed on, to be noted.
+fn objects(documents: Vec<Value>) -> impl Iterator<Item = Value> {
+    documents.into_iter().flat_map(|document| match document {
+        Value::Array(items) => items,
+        Value::Object(mut map) => match map.remove("items") {
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                map.insert("items".to_owned(), other);
+                vec![Value::Object(map)]
+            }
+            None => vec![Value::Object(map)],
+        },
+        other => vec![other],
+    })
 }
 
 /// The documents of one file, JSON when it starts with `{` or `[`, YAML otherwise. Empty YAML
@@ -329,7 +328,7 @@ mod tests {
         ];
         for (text, want) in cases {
             let documents = parse(text).unwrap_or_default();
-            assert_eq!(object_refs(&documents).len(), want, "{text}");
+            assert_eq!(objects(documents).count(), want, "{text}");
         }
     }
 }

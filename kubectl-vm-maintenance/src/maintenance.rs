@@ -1,6 +1,6 @@
 //! `maintenance NODE [--force]`: Harvester's maintenance mode on one node, previewed from the
 //! dump with the cluster-model crate's `maintenance::preview`. This file says what the dump lacks
-//! for it (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and replicas: [`Extra`]) and
+//! for it (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and replicas: [`crate::extra::Extra`]) and
 //! renders the table or the data.
 
 use cluster_model::drain::{DEFAULT_LABEL_KEY, DrainOutcome};
@@ -10,8 +10,7 @@ use vm_maintenance_strategy::settings::Settings;
 
 use crate::columns::{Columns, Layout, listed};
 use crate::dump_cluster::{assess, dump_cluster};
-use crate::extra::Extra;
-use crate::input::{Dump, Source};
+use crate::input::{Source, split};
 use crate::label_sync::{self, LabelSync};
 use crate::staleness::{self, Labels, Staleness};
 
@@ -26,9 +25,8 @@ pub struct Request<'a> {
 
 /// The preview's text and exit code (0 completes, 2 refused or never completes, 3 completes but
 /// some VM evicted without migration may stay off or down); `Err` for bad input (exit 1).
-pub fn run(sources: &[Source], request: &Request) -> Result<(String, u8), String> {
-    let dump = Dump::from_sources(sources);
-    let extra = Extra::from_sources(sources);
+pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), String> {
+    let (dump, extra) = split(sources);
     if !extra.nodes.iter().any(|n| name_of(n) == request.node) {
         let known: Vec<&str> = extra.nodes.iter().map(name_of).collect();
         return Err(format!(
@@ -60,7 +58,7 @@ pub fn run(sources: &[Source], request: &Request) -> Result<(String, u8), String
     let mut asked = preview(request.node, request.force, &objects, &predict);
     let mut notes = dump.notes.clone();
     notes.extend(extra.missing());
-    notes.extend(extra.missing_disks(&dump));
+    notes.extend(extra.missing_disks(&dump.pvcs));
     notes.append(&mut asked.notes);
     asked.notes = notes;
     let stays_down = asked.vms.iter().any(|v| v.outcome.may_stay_down());

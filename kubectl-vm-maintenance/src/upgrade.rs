@@ -4,22 +4,20 @@
 use cluster_model::upgrade::{Completion, UpdateOutcome, Updater, UpgradePreview, preview};
 
 use crate::columns::{Columns, Layout};
-use crate::extra::Extra;
-use crate::input::{Dump, Source};
+use crate::input::{Source, split};
 use crate::staleness::{self, Staleness};
 
 /// The preview's text and exit code (0 completes, 2 never completes, 3 completes but some VMI
 /// evicted may stay off); `Err` for bad input and for an input without a running VMI (exit 1).
 pub fn run(
-    sources: &[Source],
+    sources: Vec<Source>,
     external_controller: bool,
     layout: &Layout,
 ) -> Result<(String, u8), String> {
-    let dump = Dump::from_sources(sources);
+    let (dump, extra) = split(sources);
     for note in &dump.notes {
         eprintln!("kubectl-vm_maintenance: note: {note}");
     }
-    let extra = Extra::from_sources(sources);
     let updater = Updater::of(dump.kubevirts.first()).map_err(|e| format!("KubeVirt CR: {e}"))?;
     let preview = preview(&extra.vmis, &dump.vms, &updater, external_controller);
     if preview.vmis.is_empty() {

@@ -19,8 +19,7 @@ use std::process::ExitCode;
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use kubectl_vm_maintenance::columns::{Layout, MIN_WIDTH, Output, explanation_width};
 use kubectl_vm_maintenance::dump_cluster::policy_settings;
-use kubectl_vm_maintenance::extra::Extra;
-use kubectl_vm_maintenance::input::{Dump, Source, read_sources};
+use kubectl_vm_maintenance::input::{Source, read_sources, split};
 use kubectl_vm_maintenance::label_sync;
 use kubectl_vm_maintenance::live::{self, Target};
 use kubectl_vm_maintenance::maintenance;
@@ -251,11 +250,11 @@ fn run(cli: &Cli) -> Result<u8, String> {
                 external_controller: common.external_controller,
                 layout,
             };
-            maintenance::run(&sources, &request)?
+            maintenance::run(sources, &request)?
         }
         Command::Upgrade => {
             let sources = sources(common, None)?;
-            kubectl_vm_maintenance::upgrade::run(&sources, common.external_controller, &layout)?
+            kubectl_vm_maintenance::upgrade::run(sources, common.external_controller, &layout)?
         }
         Command::Drain { node } => {
             let sources = sources(common, common.namespace.as_deref())?;
@@ -269,7 +268,7 @@ fn run(cli: &Cli) -> Result<u8, String> {
                 node: node.as_deref(),
                 namespace: common.namespace.as_deref(),
             };
-            preview::drain(&sources, &host, &options)?
+            preview::drain(sources, &host, &options)?
         }
     };
     print(&text);
@@ -301,11 +300,10 @@ fn run_sync(
     }
     let policy = policy_settings(settings).map_err(|e| refused(common.settings.as_deref(), &e))?;
     let sources = sources_of(common, common.namespace.as_deref(), Some(&SYNC_KINDS))?;
-    let dump = Dump::from_sources(&sources);
+    let (dump, extra) = split(sources);
     for note in &dump.notes {
         eprintln!("{PROGRAM}: note: {note}");
     }
-    let extra = Extra::from_sources(&sources);
     let label_sync = label_sync::of(
         dump.kubevirts.first(),
         &policy.label_key,

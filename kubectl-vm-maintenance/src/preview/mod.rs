@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::columns::Layout;
 use crate::dump_cluster::{dump_cluster, policy_settings};
 use crate::extra::Extra;
-use crate::input::{Dump, Source};
+use crate::input::{Dump, Source, split};
 use crate::label_sync;
 use crate::report::Row;
 use crate::running::Running;
@@ -52,14 +52,14 @@ pub struct Options<'a> {
 /// selection without any VM (exit 1): a node or namespace that matches none, an input without
 /// VirtualMachines.
 pub fn drain(
-    sources: &[Source],
+    sources: Vec<Source>,
     host: &PolicyHost,
     options: &Options,
 ) -> Result<(String, u8), String> {
     let Options {
         settings, program, ..
     } = options;
-    let dump = Dump::from_sources(sources);
+    let (dump, extra) = split(sources);
     for note in &dump.notes {
         eprintln!("{program}: note: {note}");
     }
@@ -68,8 +68,7 @@ pub fn drain(
         eprintln!("{program}: note: {note}");
     }
     let policy = policy_settings(settings).map_err(|e| refused(options.settings_path, &e))?;
-    let extra = Extra::from_sources(sources);
-    if let Some(note) = extra.missing_disks(&dump) {
+    if let Some(note) = extra.missing_disks(&dump.pvcs) {
         eprintln!("{program}: note: {note}");
     }
     let sync = label_sync::of(
