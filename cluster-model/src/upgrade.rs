@@ -303,14 +303,19 @@ pub fn preview(
     updater: &Updater,
     external_controller: bool,
 ) -> UpgradePreview {
+    summarize(decide_all(vmis, vms, updater), updater, external_controller)
+}
+
+/// What the updater does with each running VMI of `vmis` (phase `Running`, not being deleted),
+/// with its VM from `vms`, in their order.
+pub fn decide_all(vmis: &[Value], vms: &[Value], updater: &Updater) -> Vec<VmiUpdate> {
     // Each VMI's VM by namespace and name: one index, not a scan of every VM per VMI.
     let mut by_name: HashMap<(&str, &str), &Value> = HashMap::with_capacity(vms.len());
     for vm in vms {
         // The first of duplicates, as a scan finds it.
         by_name.entry(key(vm)).or_insert(vm);
     }
-    let mut updates: Vec<VmiUpdate> = vmis
-        .iter()
+    vmis.iter()
         .filter(|vmi| {
             vmi.pointer("/status/phase").and_then(Value::as_str) == Some("Running")
                 && vmi
@@ -318,7 +323,16 @@ pub fn preview(
                     .is_none_or(Value::is_null)
         })
         .map(|vmi| decide(vmi, by_name.get(&key(vmi)).copied(), updater))
-        .collect();
+        .collect()
+}
+
+/// The update of every running VMI (`updates`, any order): sorted, counted, and whether it
+/// completes.
+pub fn summarize(
+    mut updates: Vec<VmiUpdate>,
+    updater: &Updater,
+    external_controller: bool,
+) -> UpgradePreview {
     updates.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     let never = updates.iter().any(|u| match u.outcome {
         UpdateOutcome::Blocks | UpdateOutcome::StaysOutdated => true,

@@ -2,16 +2,15 @@
 //! single object, several JSON documents in a row, or YAML (one or more documents). Errors name
 //! the file and, for a syntax error, the line and column.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-use crate::extra::Extra;
-
-/// The objects of all files that the preview reads; every other kind is ignored.
+/// The objects a preview reads beyond [`crate::extra::Extra`]'s, parsed (of some VMs: see
+/// `store::Store::slice`).
 #[derive(Debug, Default)]
 pub struct Dump {
     /// VirtualMachines in reading order, one per namespace/name (the last one read wins).
@@ -22,23 +21,18 @@ pub struct Dump {
     pub pvcs: Vec<Value>,
     /// `instancetype.kubevirt.io` instancetypes and preferences (cluster-wide and namespaced).
     pub instancetypes: Vec<Value>,
-    /// What was odd but not fatal (a duplicate VM, a List item that is not an object or has no
-    /// `kind` / `apiVersion`).
-    pub notes: Vec<String>,
-    /// How many objects had no `kind` or no `apiVersion` (ignored, each a note).
-    pub untyped: usize,
 }
 
-/// Documents read from one place: a file, standard input (`-`), or a kind listed from the
-/// cluster; `name` is how notes and errors name it.
-#[derive(Debug, Clone)]
+/// The objects read from one place, each as its own JSON text: a file, standard input (`-`),
+/// or a kind listed from the cluster; `name` is how notes and errors name it.
+#[derive(Debug)]
 pub struct Source {
     pub name: String,
-    pub documents: Vec<Value>,
+    pub items: Vec<Box<RawValue>>,
 }
 
-/// Every file's documents (`-`: standard input); the first unreadable or unparseable file is
-/// the error.
+/// Every file's objects (`-`: standard input); the first unreadable or unparseable file is the
+/// error.
 pub fn read_sources(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, String> {
     paths
         .iter()
@@ -46,143 +40,81 @@ pub fn read_sources(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, String> {
             let path = path.as_ref();
             Ok(Source {
                 name: path.display().to_string(),
-                documents: read_documents(path)?,
+                items: items(&read_text(path)?, path)?,
             })
         })
         .collect()
 }
 
-impl Dump {
-    /// Reads every file; the first unreadable or unparseable one is the error.
-    pub fn read(paths: &[impl AsRef<Path>]) -> Result<Dump, String> {
-        Ok(split(read_sources(paths)?).0)
+/// The objects of the text of `path`, each as its own JSON text: a `List`'s (or a bare array's)
+/// items, or the document itself (JSON when the text starts with `{` or `[`, YAML otherwise).
+/// A file without any document, or with one that is not an object, list or array, is an error.
+pub fn items(text: &str, path: &Path) -> Result<Vec<Box<RawValue>>, String> {
+    let shown = path.display();
+    if !is_json(text) {
+        let documents = documents(text, path)?;
+        return documents
+            .into_iter()
+            .flat_map(split_value)
+            .map(|item| serde_json::value::to_raw_value(&item).map_err(|e| format!("{shown}: {e}")))
+            .collect();
     }
-}
-
-/// The objects of every source, in order, moved into the kinds a preview reads: the
-/// [`Dump`]'s and the [`Extra`]'s. Every other object is dropped as it is met, so what stays in
-/// memory is one tree of each object kept, never a second copy.
-pub fn split(sources: Vec<Source>) -> (Dump, Extra) {
-    let mut dump = Dump::default();
-    let mut extra = Extra::default();
-    let mut seen: BTreeMap<(String, String), (usize, String)> = BTreeMap::new();
-    for source in sources {
-        let shown = source.name;
-        for (i, object) in objects(source.documents).enumerate() {
-            if !object.is_object() {
-                dump.notes
-                    .push(format!("{shown}: item {i} is not an object, ignored"));
-                continue;
-            }
-            if !typed(&object) {
-                dump.untyped += 1;
-                dump.notes.push(format!(
-                    "{shown}: item {i} ({}) has no kind or apiVersion, ignored",
-                    described(&object)
-                ));
-                continue;
-            }
-            match classify(&object) {
-                Some(Kind::VirtualMachine) => dump.keep_vm(object, &shown, &mut seen),
-                Some(Kind::KubeVirt) => dump.kubevirts.push(object),
-                Some(Kind::PersistentVolumeClaim) => dump.pvcs.push(object),
-                Some(Kind::Instancetype) => dump.instancetypes.push(object),
-                None => extra.keep(object),
-            }
-        }
+    let documents = serde_json::Deserializer::from_str(text)
+        .into_iter::<&RawValue>()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|skimmed| {
+            // Skimming words some errors vaguely ("key must be a string" for a trailing comma):
+            // the error is the one a full parse meets.
+            let parsed = serde_json::Deserializer::from_str(text)
+                .into_iter::<Value>()
+                .find_map(Result::err);
+            format!(
+                "{shown}:{}",
+                positioned(parsed.as_ref().unwrap_or(&skimmed))
+            )
+        })?;
+    if documents.is_empty() {
+        return Err(format!("{shown}: no object in the file (it is empty)"));
     }
-    if dump.kubevirts.len() > 1 {
-        dump.notes.push(format!(
-            "{} KubeVirt CRs read; KubeVirt honours one: the first is used",
-            dump.kubevirts.len()
-        ));
+    let mut items = Vec::new();
+    for (i, document) in documents.into_iter().enumerate() {
+        items.extend(split_raw(document).map_err(|e| format!("{shown}: document {}: {e}", i + 1))?);
     }
-    (dump, extra)
+    Ok(items)
 }
 
-impl Dump {
-    /// One VM per namespace/name: a VM read again replaces the first, with a note.
-    fn keep_vm(
-        &mut self,
-        vm: Value,
-        shown: &str,
-        seen: &mut BTreeMap<(String, String), (usize, String)>,
-    ) {
-        let key = (
-            text(vm.pointer("/metadata/namespace")),
-            text(vm.pointer("/metadata/name")),
-        );
-        match seen.get(&key) {
-            Some((at, first)) if !key.1.is_empty() => {
-                self.notes.push(format!(
-                    "{}/{}: read again from {shown} (first in {first}); the last one is used",
-                    key.0, key.1
-                ));
-                self.vms[*at] = vm;
-            }
-            _ => {
-                seen.insert(key, (self.vms.len(), shown.to_owned()));
-                self.vms.push(vm);
-            }
-        }
+/// A JSON document's objects: a `List`'s items (an object whose `items` is an array), an
+/// array's, or the object itself.
+fn split_raw(document: &RawValue) -> Result<Vec<Box<RawValue>>, String> {
+    #[derive(Deserialize)]
+    struct Listed<'a> {
+        #[serde(borrow, default)]
+        items: Option<&'a RawValue>,
     }
-}
-
-/// Whether an object names its `kind` and `apiVersion` (strings), as every object kubectl prints
-/// does.
-fn typed(object: &Value) -> bool {
-    object.get("kind").is_some_and(Value::is_string)
-        && object.get("apiVersion").is_some_and(Value::is_string)
-}
-
-/// `namespace/name`, `name` or `unnamed`, for a note.
-fn described(object: &Value) -> String {
-    let name = object.pointer("/metadata/name").and_then(Value::as_str);
-    let namespace = object
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str);
-    match (namespace, name) {
-        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
-        (None, Some(name)) => name.to_owned(),
-        _ => "unnamed".to_owned(),
-    }
-}
-
-enum Kind {
-    VirtualMachine,
-    KubeVirt,
-    PersistentVolumeClaim,
-    Instancetype,
-}
-
-fn classify(object: &Value) -> Option<Kind> {
-    let api_version = object.get("apiVersion")?.as_str()?;
-    let kubevirt = api_version.starts_with("kubevirt.io/");
-    match object.get("kind")?.as_str()? {
-        "VirtualMachine" if kubevirt => Some(Kind::VirtualMachine),
-        "KubeVirt" if kubevirt => Some(Kind::KubeVirt),
-        "PersistentVolumeClaim" if api_version == "v1" => Some(Kind::PersistentVolumeClaim),
-        "VirtualMachineInstancetype"
-        | "VirtualMachineClusterInstancetype"
-        | "VirtualMachinePreference"
-        | "VirtualMachineClusterPreference"
-            if api_version.starts_with("instancetype.kubevirt.io/") =>
+    let text = document.get();
+    let parsed = match text.as_bytes().first() {
+        Some(b'[') => serde_json::from_str(text),
+        Some(b'{') => match serde_json::from_str::<Listed>(text)
+            .map_err(|e| e.to_string())?
+            .items
         {
-            Some(Kind::Instancetype)
+            Some(items) if items.get().starts_with('[') => serde_json::from_str(items.get()),
+            _ => Ok(vec![document.to_owned()]),
+        },
+        _ => {
+            let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+            return Err(format!(
+                "expected a Kubernetes object or List, got {}",
+                type_name(&value)
+            ));
         }
-        _ => None,
-    }
+    };
+    parsed.map_err(|e| e.to_string())
 }
 
-/// A string field, or `""`.
-fn text(value: Option<&Value>) -> String {
-    value.and_then(Value::as_str).unwrap_or_default().to_owned()
-}
-
-/// The objects of the documents, moved out of them: a `List`'s (or bare array's) items, or
-/// the document itself. An item that is not an object is passed on, to be noted.
-fn objects(documents: Vec<Value>) -> impl Iterator<Item = Value> {
-    documents.into_iter().flat_map(|document| match document {
+/// A YAML document's objects, as [`split_raw`].
+fn split_value(document: Value) -> Vec<Value> {
+    match document {
         Value::Array(items) => items,
         Value::Object(mut map) => match map.remove("items") {
             Some(Value::Array(items)) => items,
@@ -193,14 +125,13 @@ fn objects(documents: Vec<Value>) -> impl Iterator<Item = Value> {
             None => vec![Value::Object(map)],
         },
         other => vec![other],
-    })
+    }
 }
 
-/// The documents of one file, JSON when it starts with `{` or `[`, YAML otherwise. Empty YAML
-/// documents are skipped; a file without any document, or one that is not an object, list or
-/// array, is an error.
-pub fn read_documents(path: &Path) -> Result<Vec<Value>, String> {
-    documents(&read_text(path)?, path)
+fn is_json(text: &str) -> bool {
+    text.trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with(['{', '['])
 }
 
 /// The text of a file (`-`: standard input).
@@ -217,7 +148,9 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     }
 }
 
-/// The documents of the text of `path`, as [`read_documents`].
+/// The documents of the text of `path`, JSON when it starts with `{` or `[`, YAML otherwise.
+/// Empty YAML documents are skipped; a file without any document, or one that is not an object,
+/// list or array, is an error.
 pub fn documents(text: &str, path: &Path) -> Result<Vec<Value>, String> {
     let shown = path.display();
     let documents = parse(text).map_err(|e| format!("{shown}:{e}"))?;
@@ -239,18 +172,11 @@ pub fn documents(text: &str, path: &Path) -> Result<Vec<Value>, String> {
 /// The documents, or `LINE:COLUMN: message` (1-based; ` message` when the parser gives no
 /// position), to be shown after `FILE:`.
 fn parse(text: &str) -> Result<Vec<Value>, String> {
-    let json = text
-        .trim_start_matches('\u{feff}')
-        .trim_start()
-        .starts_with(['{', '[']);
-    if json {
+    if is_json(text) {
         serde_json::Deserializer::from_str(text)
             .into_iter::<Value>()
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
-                let message = strip_position(&e.to_string(), e.line(), e.column());
-                format!("{}:{}: {message}", e.line(), e.column())
-            })
+            .map_err(|e| positioned(&e))
     } else {
         let mut documents = Vec::new();
         for document in serde_yaml::Deserializer::from_str(text) {
@@ -270,6 +196,12 @@ fn parse(text: &str) -> Result<Vec<Value>, String> {
         }
         Ok(documents)
     }
+}
+
+/// A JSON syntax error as `LINE:COLUMN: message`.
+fn positioned(e: &serde_json::Error) -> String {
+    let message = strip_position(&e.to_string(), e.line(), e.column());
+    format!("{}:{}: {message}", e.line(), e.column())
 }
 
 /// serde_json and serde_yaml write ` at line L column C` into their messages; the position is
@@ -327,8 +259,8 @@ mod tests {
             ("{\"kind\": \"VirtualMachine\"}", 1),
         ];
         for (text, want) in cases {
-            let documents = parse(text).unwrap_or_default();
-            assert_eq!(objects(documents).count(), want, "{text}");
+            let got = items(text, Path::new("t")).map(|items| items.len());
+            assert_eq!(got, Ok(want), "{text}");
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The previews behind `kubectl vm-maintenance`: reading cluster dumps ([`input`], and the kinds
-//! beyond the VMs in [`extra`]), the drain preview ([`preview`], rows and table in [`report`])
+//! beyond the VMs in [`extra`]), held as text until a preview parses some VMs' objects
+//! ([`store`]), the drain preview ([`preview`], rows and table in [`report`])
 //! and Harvester's maintenance-mode preview ([`maintenance`]), with the dump as the cluster the
 //! policy's assessment reads ([`dump_cluster`]), a running VM judged by its VMI ([`running`]),
 //! and the live cluster read as a dump ([`live`]); the KubeVirt upgrade preview ([`upgrade`]);
@@ -21,5 +22,6 @@ pub mod report;
 pub mod running;
 pub mod settings;
 pub mod staleness;
+pub mod store;
 pub mod sync;
 pub mod upgrade;

@@ -7,6 +7,7 @@
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::input::Source;
 
@@ -175,9 +176,9 @@ async fn read_async(target: &Target, kinds: &[&Kind]) -> Result<(Vec<Source>, Ve
     let mut notes = Vec::new();
     for kind in kinds.iter().copied() {
         match list(&client, kind, target.namespace.as_deref()).await {
-            Ok(pages) => sources.push(Source {
+            Ok(items) => sources.push(Source {
                 name: format!("cluster: {}", kind.plural),
-                documents: pages,
+                items,
             }),
             Err(kube::Error::Api(status)) if matches!(status.code, 403 | 404) => {
                 let text = match status.code {
@@ -216,8 +217,14 @@ async fn read_async(target: &Target, kinds: &[&Kind]) -> Result<(Vec<Source>, Ve
 }
 
 /// Every page of a kind's list, each a list whose items carry their kind.
-async fn list(client: &Client, kind: &Kind, namespace: Option<&str>) -> kube::Result<Vec<Value>> {
-    let mut pages = Vec::new();
+/// Every object of the kind, each as its own JSON text (a page's tree lives only while the
+/// page is read).
+async fn list(
+    client: &Client,
+    kind: &Kind,
+    namespace: Option<&str>,
+) -> kube::Result<Vec<Box<RawValue>>> {
+    let mut items = Vec::new();
     let mut token: Option<String> = None;
     loop {
         let path = list_path(kind, namespace, Some(token.as_deref().unwrap_or_default()));
@@ -230,9 +237,17 @@ async fn list(client: &Client, kind: &Kind, namespace: Option<&str>) -> kube::Re
             .and_then(Value::as_str)
             .filter(|t| !t.is_empty())
             .map(str::to_owned);
-        pages.push(typed(page, kind));
+        let page = typed(page, kind);
+        for item in page
+            .get("items")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            items.push(serde_json::value::to_raw_value(item).map_err(kube::Error::SerdeError)?);
+        }
         if token.is_none() {
-            return Ok(pages);
+            return Ok(items);
         }
     }
 }

@@ -10,9 +10,10 @@ use vm_maintenance_strategy::settings::Settings;
 
 use crate::columns::{Columns, Layout, listed};
 use crate::dump_cluster::{assess, dump_cluster};
-use crate::input::{Source, split};
+use crate::input::Source;
 use crate::label_sync::{self, LabelSync};
-use crate::staleness::{self, Labels, Staleness};
+use crate::staleness::{self, Found, Labels, Staleness};
+use crate::store::{Slice, Store};
 
 /// The settings the `--settings` file gave, the dump, and how to print.
 pub struct Request<'a> {
@@ -26,19 +27,11 @@ pub struct Request<'a> {
 /// The preview's text and exit code (0 completes, 2 refused or never completes, 3 completes but
 /// some VM evicted without migration may stay off or down); `Err` for bad input (exit 1).
 pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), String> {
-    let (dump, extra) = split(sources);
-    if !extra.nodes.iter().any(|n| name_of(n) == request.node) {
-        let known: Vec<&str> = extra.nodes.iter().map(name_of).collect();
-        return Err(format!(
-            "node {} is not in the input (nodes read: {})",
-            request.node,
-            if known.is_empty() {
-                "none; add `kubectl get nodes -o json`".to_owned()
-            } else {
-                known.join(", ")
-            }
-        ));
-    }
+    let store = Store::read(sources)?;
+    known_node(&store, request.node)?;
+    // Only the node's VMs (and those of its Longhorn replicas) are read.
+    let keys = store.keys_on(request.node);
+    let Slice { dump, extra, .. } = store.slice(&keys)?;
     let view = dump_cluster(&dump);
     let predict = |vm: &Value| assess(vm, request.settings, &view);
     let longhorn = (!extra.volumes.is_empty() && !extra.replicas.is_empty()).then_some(Longhorn {
@@ -56,9 +49,9 @@ pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), Stri
         persistent_volumes: &extra.persistent_volumes,
     };
     let mut asked = preview(request.node, request.force, &objects, &predict);
-    let mut notes = dump.notes.clone();
-    notes.extend(extra.missing());
-    notes.extend(extra.missing_disks(&dump.pvcs));
+    let mut notes = store.notes.clone();
+    notes.extend(store.missing());
+    notes.extend(store.missing_disks());
     notes.append(&mut asked.notes);
     asked.notes = notes;
     let stays_down = asked.vms.iter().any(|v| v.outcome.may_stay_down());
@@ -80,6 +73,10 @@ pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), Stri
             key: DEFAULT_LABEL_KEY,
             sync: &sync,
         }),
+    )
+    .found(
+        keys.iter()
+            .map(|(namespace, name)| (namespace.as_str(), name.as_str())),
     );
     let text = if request.layout.table() {
         // What --force would do instead of a refusal.
@@ -105,9 +102,25 @@ pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), Stri
     Ok((text, code))
 }
 
+/// The node is in the input, else which nodes are.
+fn known_node(store: &Store, node: &str) -> Result<(), String> {
+    if store.nodes().iter().any(|n| name_of(n) == node) {
+        return Ok(());
+    }
+    let known: Vec<&str> = store.nodes().iter().map(name_of).collect();
+    Err(format!(
+        "node {node} is not in the input (nodes read: {})",
+        if known.is_empty() {
+            "none; add `kubectl get nodes -o json`".to_owned()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
+
 /// What the running objects carry against their VMs, and what the KubeVirt CR syncs.
 pub struct Running<'a> {
-    pub stale: &'a staleness::Index<'a>,
+    pub stale: &'a Found,
     pub sync: &'a LabelSync,
 }
 
@@ -250,20 +263,10 @@ fn vm_table(asked: &Preview, running: &Running, layout: &Layout) -> Columns {
                 .unwrap_or_default(),
         ];
         let stale = running.stale.of(&vm.namespace, &vm.name);
-        cells.push(stale.as_ref().map(Staleness::cell).unwrap_or_default());
+        cells.push(stale.map(Staleness::cell).unwrap_or_default());
         if layout.wide() {
-            cells.push(
-                stale
-                    .as_ref()
-                    .map(Staleness::labels_cell)
-                    .unwrap_or_default(),
-            );
-            cells.push(
-                stale
-                    .as_ref()
-                    .map(Staleness::eviction_cell)
-                    .unwrap_or_default(),
-            );
+            cells.push(stale.map(Staleness::labels_cell).unwrap_or_default());
+            cells.push(stale.map(Staleness::eviction_cell).unwrap_or_default());
             cells.push(vm.reasons.join("; "));
         }
         table.row(cells);

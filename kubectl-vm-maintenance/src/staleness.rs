@@ -202,6 +202,42 @@ impl<'a> Index<'a> {
         Some(of(vm, &running, self.cluster, self.labels.as_ref()))
     }
 
+    /// The staleness of the VMs `names` that run, kept beyond the objects it was read from.
+    pub fn found<'n>(&self, names: impl Iterator<Item = (&'n str, &'n str)>) -> Found {
+        let mut found = Found {
+            key: self.labels.as_ref().map_or("", |l| l.key).to_owned(),
+            ..Found::default()
+        };
+        found.add(self, names);
+        found
+    }
+}
+
+/// The staleness of the running VMs a preview shows, by namespace and name: read slice by slice
+/// of the input ([`Index::found`], [`Found::add`]).
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The label key shown (`""` when the label is left out).
+    key: String,
+    by_name: HashMap<(String, String), Staleness>,
+}
+
+impl Found {
+    /// Adds the staleness of the VMs `names` that run.
+    pub fn add<'n>(&mut self, index: &Index, names: impl Iterator<Item = (&'n str, &'n str)>) {
+        for (namespace, name) in names {
+            if let Some(staleness) = index.of(namespace, name) {
+                self.by_name
+                    .insert((namespace.to_owned(), name.to_owned()), staleness);
+            }
+        }
+    }
+
+    /// The staleness of the VM `namespace/name`, `None` when it does not run.
+    pub fn of(&self, namespace: &str, name: &str) -> Option<&Staleness> {
+        self.by_name.get(&(namespace.to_owned(), name.to_owned()))
+    }
+
     /// Writes `staleness` into every object of `data[list]` (by its `namespace` and `name`).
     /// `data` is a `serde_yaml::Value`, whose maps keep the order of the struct it was written
     /// from (serde_json's would sort the keys).
@@ -228,12 +264,11 @@ impl<'a> Index<'a> {
 
     /// The section below a table: `namespace/name: what is stale`, a line each.
     pub fn lines<'n>(&self, names: impl Iterator<Item = (&'n str, &'n str)>) -> Vec<String> {
-        let key = self.labels.as_ref().map_or("", |l| l.key);
         names
             .filter_map(|(namespace, name)| Some((namespace, name, self.of(namespace, name)?)))
             .flat_map(|(namespace, name, stale)| {
                 stale
-                    .words(key)
+                    .words(&self.key)
                     .into_iter()
                     .map(move |w| format!("{namespace}/{name}: {w}"))
             })

@@ -1,11 +1,14 @@
 //! The KubeVirt upgrade preview: what the workload updater will do with every running VMI of the
 //! input (`cluster_model::upgrade`), as a table or the data.
 
-use cluster_model::upgrade::{Completion, UpdateOutcome, Updater, UpgradePreview, preview};
+use cluster_model::upgrade::{
+    Completion, UpdateOutcome, Updater, UpgradePreview, decide_all, summarize,
+};
 
 use crate::columns::{Columns, Layout};
-use crate::input::{Source, split};
-use crate::staleness::{self, Staleness};
+use crate::input::Source;
+use crate::staleness::{self, Found, Staleness};
+use crate::store::{SLICE, Slice, Store};
 
 /// The preview's text and exit code (0 completes, 2 never completes, 3 completes but some VMI
 /// evicted may stay off); `Err` for bad input and for an input without a running VMI (exit 1).
@@ -14,14 +17,31 @@ pub fn run(
     external_controller: bool,
     layout: &Layout,
 ) -> Result<(String, u8), String> {
-    let (dump, extra) = split(sources);
-    for note in &dump.notes {
+    let store = Store::read(sources)?;
+    for note in &store.notes {
         eprintln!("kubectl-vm_maintenance: note: {note}");
     }
-    let updater = Updater::of(dump.kubevirts.first()).map_err(|e| format!("KubeVirt CR: {e}"))?;
-    let preview = preview(&extra.vmis, &dump.vms, &updater, external_controller);
+    let cr = store.kubevirts().first();
+    let updater = Updater::of(cr).map_err(|e| format!("KubeVirt CR: {e}"))?;
+    let mut updates = Vec::new();
+    // The workload updater reads no label: only the VMI's eviction strategy can be stale here.
+    let mut stale = Found::default();
+    let keys = store.vmi_keys();
+    for slice in store.slices(&keys, SLICE) {
+        let Slice { dump, extra, .. } = slice?;
+        let decided = decide_all(&extra.vmis, &dump.vms, &updater);
+        let index = staleness::Index::new(&dump.vms, &extra, cr, None);
+        stale.add(
+            &index,
+            decided
+                .iter()
+                .map(|v| (v.namespace.as_str(), v.name.as_str())),
+        );
+        updates.extend(decided);
+    }
+    let preview = summarize(updates, &updater, external_controller);
     if preview.vmis.is_empty() {
-        return Err(match extra.vmis.len() {
+        return Err(match store.vmi_count() {
             0 => "no VirtualMachineInstance in the input: nothing runs, nothing to update (a dump needs `kubectl get vmi -A -o json`)".to_owned(),
             n => format!("no running VirtualMachineInstance in the input ({n} read, none of phase Running): nothing to update"),
         });
@@ -32,10 +52,8 @@ pub fn run(
         Completion::Completes => 0,
         Completion::NeverCompletes => 2,
     };
-    // The workload updater reads no label: only the VMI's eviction strategy can be stale here.
-    let stale = staleness::Index::new(&dump.vms, &extra, dump.kubevirts.first(), None);
     let text = if layout.table() {
-        table(&preview, &stale, dump.kubevirts.is_empty(), layout)
+        table(&preview, &stale, cr.is_none(), layout)
     } else {
         let mut data = serde_yaml::to_value(&preview).map_err(|e| e.to_string())?;
         stale.annotate(&mut data, "vmis")?;
@@ -47,12 +65,7 @@ pub fn run(
 /// A line per running VMI, with whether its eviction strategy is stale (`-o wide`: with its
 /// VM's runStrategy, the strategy it runs under after a restart, and its own strategy against
 /// the current one), then the counts, why, whether the update completes, and what is stale.
-fn table(
-    preview: &UpgradePreview,
-    stale: &staleness::Index,
-    no_cr: bool,
-    layout: &Layout,
-) -> String {
+fn table(preview: &UpgradePreview, stale: &Found, no_cr: bool, layout: &Layout) -> String {
     let mut text = vmi_rows(preview, stale, layout).render(layout.headers);
     if !layout.headers {
         return text;
@@ -84,7 +97,7 @@ fn stays_off(outcome: UpdateOutcome) -> bool {
 }
 
 /// A line per running VMI.
-fn vmi_rows(preview: &UpgradePreview, stale: &staleness::Index, layout: &Layout) -> Columns {
+fn vmi_rows(preview: &UpgradePreview, stale: &Found, layout: &Layout) -> Columns {
     let mut header = vec!["NAMESPACE", "NAME", "NODE", "EVICTION", "UPDATE", "STALE"];
     if layout.wide() {
         header.extend(["RUNSTRATEGY", "AFTER RESTART", "VMI EVICTION"]);
@@ -102,7 +115,7 @@ fn vmi_rows(preview: &UpgradePreview, stale: &staleness::Index, layout: &Layout)
             format!("{:?}", vmi.outcome),
         ];
         let staleness = stale.of(&vmi.namespace, &vmi.name);
-        cells.push(staleness.as_ref().map(Staleness::cell).unwrap_or_default());
+        cells.push(staleness.map(Staleness::cell).unwrap_or_default());
         if layout.wide() {
             cells.push(
                 vmi.run_strategy
@@ -116,12 +129,7 @@ fn vmi_rows(preview: &UpgradePreview, stale: &staleness::Index, layout: &Layout)
                     .map(ToString::to_string)
                     .unwrap_or_default(),
             );
-            cells.push(
-                staleness
-                    .as_ref()
-                    .map(Staleness::eviction_cell)
-                    .unwrap_or_default(),
-            );
+            cells.push(staleness.map(Staleness::eviction_cell).unwrap_or_default());
         }
         table.row(cells);
     }

@@ -178,7 +178,8 @@ pub(crate) fn vm_label(vm: &Value) -> Option<&str> {
     label_of(vm)
 }
 
-pub(crate) fn vmi_node(vmi: &Value) -> Option<&str> {
+/// The node of a VMI as Harvester lists a node's VMIs: its `kubevirt.io/nodeName` label.
+pub fn vmi_node(vmi: &Value) -> Option<&str> {
     labels_of(vmi)
         .and_then(|l| l.get(NODE_NAME_LABEL))
         .and_then(Value::as_str)
@@ -193,7 +194,7 @@ pub(crate) fn owners(object: &Value) -> impl Iterator<Item = &Value> {
 }
 
 /// `findVM` (ND:264-272): the owner of Kind `VirtualMachine` and APIVersion `kubevirt.io/v1`.
-pub(crate) fn owner_vm(vmi: &Value) -> Option<&str> {
+pub fn owner_vm(vmi: &Value) -> Option<&str> {
     owners(vmi)
         .find(|o| {
             o.get("kind").and_then(Value::as_str) == Some("VirtualMachine")

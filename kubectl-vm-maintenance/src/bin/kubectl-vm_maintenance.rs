@@ -19,12 +19,13 @@ use std::process::ExitCode;
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use kubectl_vm_maintenance::columns::{Layout, MIN_WIDTH, Output, explanation_width};
 use kubectl_vm_maintenance::dump_cluster::policy_settings;
-use kubectl_vm_maintenance::input::{Source, read_sources, split};
+use kubectl_vm_maintenance::input::{Source, read_sources};
 use kubectl_vm_maintenance::label_sync;
 use kubectl_vm_maintenance::live::{self, Target};
 use kubectl_vm_maintenance::maintenance;
 use kubectl_vm_maintenance::preview::{self, Options, print};
 use kubectl_vm_maintenance::settings::{read_settings, refused};
+use kubectl_vm_maintenance::store::Store;
 use kubectl_vm_maintenance::{apply, sync};
 use policy_host::PolicyHost;
 use serde_json::json;
@@ -300,16 +301,16 @@ fn run_sync(
     }
     let policy = policy_settings(settings).map_err(|e| refused(common.settings.as_deref(), &e))?;
     let sources = sources_of(common, common.namespace.as_deref(), Some(&SYNC_KINDS))?;
-    let (dump, extra) = split(sources);
-    for note in &dump.notes {
+    let store = Store::read(sources)?;
+    for note in &store.notes {
         eprintln!("{PROGRAM}: note: {note}");
     }
     let label_sync = label_sync::of(
-        dump.kubevirts.first(),
+        store.kubevirts().first(),
         &policy.label_key,
         policy.kubevirt.version.as_deref(),
     );
-    let mut plan = sync::plan(&dump, &extra, &policy, label_sync, &request.options);
+    let mut plan = sync::plan(&store, &policy, label_sync, &request.options)?;
     let mut failure = None;
     if request.apply && !plan.writes.is_empty() {
         let sending = apply::Sending {

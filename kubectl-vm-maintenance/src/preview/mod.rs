@@ -8,6 +8,7 @@
 mod judge;
 mod verdict;
 
+use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -16,15 +17,17 @@ use cluster_model::restart::Disks;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use policy_host::{Cluster, PolicyHost};
 use serde_json::Value;
+use vm_maintenance_strategy::settings::Settings;
 
 use crate::columns::Layout;
 use crate::dump_cluster::{dump_cluster, policy_settings};
 use crate::extra::Extra;
-use crate::input::{Dump, Source, split};
-use crate::label_sync;
+use crate::input::{Dump, Source};
+use crate::label_sync::{self, LabelSync};
 use crate::report::Row;
 use crate::running::Running;
 use crate::settings::{check_settings, refused};
+use crate::store::{Key, SLICE, Slice, Store};
 use judge::{View, judge};
 
 /// Inputs smaller than this get no progress bar.
@@ -59,30 +62,68 @@ pub fn drain(
     let Options {
         settings, program, ..
     } = options;
-    let (dump, extra) = split(sources);
-    for note in &dump.notes {
+    let store = Store::read(sources)?;
+    for note in &store.notes {
         eprintln!("{program}: note: {note}");
     }
     check_settings(host, settings, options.settings_path)?;
-    if let Some(note) = settings_versus_cluster(settings, &dump) {
+    if let Some(note) = settings_versus_cluster(settings, store.kubevirts()) {
         eprintln!("{program}: note: {note}");
     }
     let policy = policy_settings(settings).map_err(|e| refused(options.settings_path, &e))?;
-    if let Some(note) = extra.missing_disks(&dump.pvcs) {
+    if let Some(note) = store.missing_disks() {
         eprintln!("{program}: note: {note}");
     }
     let sync = label_sync::of(
-        dump.kubevirts.first(),
+        store.kubevirts().first(),
         cluster_model::drain::DEFAULT_LABEL_KEY,
         settings
             .pointer("/kubevirt/version")
             .and_then(Value::as_str),
     );
+    let keys: Vec<Key> = store
+        .vm_keys()
+        .into_iter()
+        .filter(|(namespace, _)| options.namespace.is_none_or(|n| n == namespace))
+        .collect();
+    let progress = progress_bar(keys.len());
+    let mut rows = Vec::new();
+    for slice in store.slices(&keys, SLICE) {
+        rows.extend(judge_slice(
+            &slice?, host, &policy, &sync, options, &progress,
+        ));
+    }
+    progress.finish_and_clear();
+    if rows.is_empty() {
+        return Err(nothing_selected(&store, options)?);
+    }
+    rows.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    let text = match options.layout.data(&rows) {
+        Some(text) => text?,
+        None => crate::report::table(&rows, &sync, &options.layout),
+    };
+    Ok((text, exit_code(&rows)))
+}
+
+/// The rows of the VMs of a slice that the options select (a namespace, a node).
+fn judge_slice(
+    slice: &Slice,
+    host: &PolicyHost,
+    policy: &Settings,
+    sync: &LabelSync,
+    options: &Options,
+    progress: &ProgressBar,
+) -> Vec<Row> {
+    let Slice {
+        dump,
+        extra,
+        numbers,
+    } = slice;
     let view = View {
-        sync: &sync,
-        policy: &policy,
-        dump: &dump_cluster(&dump),
-        running: Running::new(&extra),
+        sync,
+        policy,
+        dump: &dump_cluster(dump),
+        running: Running::new(extra),
         disks: Disks::new(&dump.pvcs, &extra.persistent_volumes, &extra.nodes),
         cluster_strategy: dump
             .kubevirts
@@ -90,21 +131,23 @@ pub fn drain(
             .and_then(|cr| cr.pointer("/spec/configuration/evictionStrategy"))
             .and_then(Value::as_str),
     };
-    let vms: Vec<(usize, &Value)> = dump
-        .vms
-        .iter()
-        .enumerate()
-        .filter(|(_, vm)| selected(vm, &view.running, options))
-        .collect();
-    if vms.is_empty() {
-        return Err(nothing_selected(&dump, &extra, &view.running, options));
+    let cluster = policy_cluster(dump);
+    let mut rows = Vec::new();
+    for (vm, &number) in dump.vms.iter().zip(numbers) {
+        if selected(vm, &view.running, options) {
+            rows.push(judge(
+                vm,
+                number,
+                host,
+                &cluster,
+                options.settings,
+                &view,
+                options.external_controller,
+            ));
+        }
+        progress.inc(1);
     }
-    let rows = judge_all(&vms, host, &policy_cluster(&dump), &view, options);
-    let text = match options.layout.data(&rows) {
-        Some(text) => text?,
-        None => crate::report::table(&rows, &sync, &options.layout),
-    };
-    Ok((text, exit_code(&rows)))
+    rows
 }
 
 /// What the policy's verdicts read of the cluster: the KubeVirt CRs, the claims and the
@@ -118,37 +161,6 @@ fn policy_cluster(dump: &Dump) -> Arc<Cluster> {
             .cloned()
             .collect(),
     ))
-}
-
-/// Every VM selected judged, a progress bar on a terminal for a large input; sorted by namespace
-/// and name.
-fn judge_all(
-    vms: &[(usize, &Value)],
-    host: &PolicyHost,
-    cluster: &Arc<Cluster>,
-    view: &View,
-    options: &Options,
-) -> Vec<Row> {
-    let progress = progress_bar(vms.len());
-    let mut rows: Vec<Row> = vms
-        .iter()
-        .map(|&(i, vm)| {
-            let row = judge(
-                vm,
-                i,
-                host,
-                cluster,
-                options.settings,
-                view,
-                options.external_controller,
-            );
-            progress.inc(1);
-            row
-        })
-        .collect();
-    progress.finish_and_clear();
-    rows.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-    rows
 }
 
 /// A progress bar on stderr for a large input on a terminal, else a hidden one.
@@ -187,7 +199,22 @@ fn selected(vm: &Value, running: &Running, options: &Options) -> bool {
 /// Why no VM is left to judge, and what the input holds instead: a node that is not in it (the
 /// nodes read), a node or namespace without a VM (where VMs are), no VirtualMachine at all (and
 /// how many objects were ignored for want of `kind` / `apiVersion`).
-fn nothing_selected(dump: &Dump, extra: &Extra, running: &Running, options: &Options) -> String {
+fn nothing_selected(store: &Store, options: &Options) -> Result<String, String> {
+    // Every VM and VMI at once: nothing else is held by then.
+    let mut keys: BTreeSet<Key> = store.vm_keys().into_iter().collect();
+    keys.extend(store.vmi_keys());
+    let Slice { dump, extra, .. } = store.slice(&keys)?;
+    let running = Running::new(&extra);
+    Ok(why_none(&dump, &extra, &running, store.untyped, options))
+}
+
+fn why_none(
+    dump: &Dump,
+    extra: &Extra,
+    running: &Running,
+    untyped: usize,
+    options: &Options,
+) -> String {
     let names = |mut names: Vec<String>| {
         names.sort();
         names.dedup();
@@ -244,10 +271,9 @@ fn nothing_selected(dump: &Dump, extra: &Extra, running: &Running, options: &Opt
         );
     }
     let mut message = "no VirtualMachine in the input".to_owned();
-    if dump.untyped > 0 {
+    if untyped > 0 {
         message.push_str(&format!(
-            "; {} objects without kind or apiVersion were ignored (a VM needs `apiVersion: kubevirt.io/v1` and `kind: VirtualMachine`)",
-            dump.untyped
+            "; {untyped} objects without kind or apiVersion were ignored (a VM needs `apiVersion: kubevirt.io/v1` and `kind: VirtualMachine`)",
         ));
     }
     message
@@ -286,10 +312,9 @@ pub fn print(text: &str) {
 
 /// A settings `clusterDefault` that disagrees with the dump's KubeVirt CR: KubeVirt itself uses
 /// the CR's value, the preview follows the settings (as the policy does).
-fn settings_versus_cluster(settings: &Value, dump: &Dump) -> Option<String> {
+fn settings_versus_cluster(settings: &Value, kubevirts: &[Value]) -> Option<String> {
     let ours = settings.pointer("/evictionStrategy/clusterDefault")?;
-    let theirs = dump
-        .kubevirts
+    let theirs = kubevirts
         .first()?
         .pointer("/spec/configuration/evictionStrategy")
         .unwrap_or(&Value::Null);

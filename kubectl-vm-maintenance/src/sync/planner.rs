@@ -7,27 +7,23 @@ use vm_maintenance_strategy::settings::Settings;
 
 use super::Options;
 use super::plan::{Batches, Finding, Mode, Plan, Write};
-use crate::extra::Extra;
-use crate::input::Dump;
 use crate::label_sync::LabelSync;
 use crate::running::Running;
+use crate::store::{SLICE, Slice, Store};
 
-/// The plan for the objects of `dump` and `extra`.
+/// The plan for the objects of `store`, a slice of VMs at a time (in order of namespace and
+/// name).
 pub fn plan(
-    dump: &Dump,
-    extra: &Extra,
+    store: &Store,
     settings: &Settings,
     sync: LabelSync,
     options: &Options,
-) -> Plan {
+) -> Result<Plan, String> {
     let key: &str = &settings.label_key;
-    let running = Running::new(extra);
-    let cluster = dump
-        .kubevirts
+    let cluster = store
+        .kubevirts()
         .first()
         .and_then(|cr| text(cr, "/spec/configuration/evictionStrategy"));
-    let mut vms: Vec<&Value> = dump.vms.iter().collect();
-    vms.sort_by_key(|vm| name_of(vm));
     let mut planner = Planner {
         key,
         settings,
@@ -36,19 +32,26 @@ pub fn plan(
         not_changed: Vec::new(),
         restarts: Vec::new(),
     };
-    for vm in vms {
-        let (namespace, name) = name_of(vm);
-        if name.is_empty() {
-            continue;
-        }
-        let vmi = running.vmi(&namespace, &name);
-        planner.labels(vm, &namespace, &name, vmi.as_ref());
-        if let Some(vmi) = &vmi {
-            planner.restart(vm, &namespace, &name, vmi, cluster, options.restart_stale);
+    let keys = store.vm_keys();
+    for slice in store.slices(&keys, SLICE) {
+        let Slice { dump, extra, .. } = slice?;
+        let running = Running::new(&extra);
+        let mut vms: Vec<&Value> = dump.vms.iter().collect();
+        vms.sort_by_key(|vm| name_of(vm));
+        for vm in vms {
+            let (namespace, name) = name_of(vm);
+            if name.is_empty() {
+                continue;
+            }
+            let vmi = running.vmi(&namespace, &name);
+            planner.labels(vm, &namespace, &name, vmi.as_ref());
+            if let Some(vmi) = &vmi {
+                planner.restart(vm, &namespace, &name, vmi, cluster, options.restart_stale);
+            }
         }
     }
     let restart_batches = planner.batches(options);
-    Plan {
+    Ok(Plan {
         label_key: key.to_owned(),
         default_strategy: settings.default_strategy.to_string(),
         label_sync: sync,
@@ -56,7 +59,7 @@ pub fn plan(
         writes: planner.writes,
         not_changed: planner.not_changed,
         restart_batches,
-    }
+    })
 }
 
 /// A VM's namespace (`default` when it names none) and name.

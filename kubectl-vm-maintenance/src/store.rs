@@ -1,0 +1,425 @@
+//! Every object of the input that a preview reads, held as its own JSON text until a preview
+//! reaches it.
+//!
+//! A `serde_json::Value` tree takes about 16 times the text it was read from (each JSON object a
+//! B-tree node of some 600 bytes), so the kinds a large cluster has thousands of (VMs, VMIs,
+//! launcher Pods, claims, PersistentVolumes) are kept as text with the names that link them, and
+//! a preview parses the objects of some VMs at a time ([`Store::slice`]): their VMs, VMIs and
+//! launcher Pods, the claims of their namespaces and the volumes those are bound to. The few
+//! cluster-wide objects (Nodes, KubeVirt CRs, instance types, Longhorn's volumes and replicas) are
+//! parsed once and go into every slice.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::extra::Extra;
+use crate::input::{Dump, Source};
+
+/// How many VMs (or VMIs) a slice holds: their objects' trees are what a preview holds at once,
+/// next to the text of every object.
+pub const SLICE: usize = 500;
+
+/// A VM's, VMI's or Pod's namespace (`default` when it names none) and name.
+pub type Key = (String, String);
+
+/// The input's objects: see the module's text.
+#[derive(Debug, Default)]
+pub struct Store {
+    /// What was odd but not fatal (a duplicate VM, an item that is not an object or has no
+    /// `kind` / `apiVersion`).
+    pub notes: Vec<String>,
+    /// How many objects had no `kind` or no `apiVersion` (ignored, each a note).
+    pub untyped: usize,
+    /// VMs in reading order, one per namespace/name (the last one read wins).
+    vms: Vec<Held>,
+    vmis: Vec<Held>,
+    pods: Vec<Held>,
+    pvcs: Vec<Held>,
+    persistent_volumes: Vec<Held>,
+    /// What every slice holds: the KubeVirt CRs and instance types (in a [`Dump`]), the Nodes
+    /// and Longhorn's volumes and replicas (in an [`Extra`]).
+    shared: Slice,
+}
+
+/// An object kept as its text, with what links it to the others.
+#[derive(Debug)]
+struct Held {
+    text: Box<RawValue>,
+    key: Key,
+    /// A VMI's node (its `kubevirt.io/nodeName` label, as Harvester lists a node's VMIs); a
+    /// PersistentVolumeClaim's `spec.volumeName`.
+    link: Option<String>,
+    /// A VMI's VM, a launcher Pod's VMI (their owner references).
+    owner: Option<String>,
+}
+
+/// The parsed objects of some VMs, and the cluster-wide ones.
+#[derive(Debug, Default)]
+pub struct Slice {
+    pub dump: Dump,
+    pub extra: Extra,
+    /// Each of `dump.vms`' place among the input's VMs (0 is the first read).
+    pub numbers: Vec<usize>,
+}
+
+enum Kind {
+    Vm,
+    Vmi,
+    Pod,
+    Claim,
+    PersistentVolume,
+    KubeVirt,
+    Instancetype,
+    Node,
+    LonghornVolume,
+    LonghornReplica,
+}
+
+impl Store {
+    /// The objects of every source, in order; every kind no preview reads is dropped.
+    pub fn read(sources: Vec<Source>) -> Result<Store, String> {
+        let mut store = Store::default();
+        let mut seen: BTreeMap<(String, String), (usize, String)> = BTreeMap::new();
+        for source in sources {
+            let shown = source.name;
+            for (i, text) in source.items.into_iter().enumerate() {
+                let object: Value = serde_json::from_str(text.get())
+                    .map_err(|e| format!("{shown}: item {i}: {e}"))?;
+                if !object.is_object() {
+                    store
+                        .notes
+                        .push(format!("{shown}: item {i} is not an object, ignored"));
+                    continue;
+                }
+                if !typed(&object) {
+                    store.untyped += 1;
+                    store.notes.push(format!(
+                        "{shown}: item {i} ({}) has no kind or apiVersion, ignored",
+                        described(&object)
+                    ));
+                    continue;
+                }
+                store.keep(object, text, &shown, &mut seen);
+            }
+        }
+        let crs = store.shared.dump.kubevirts.len();
+        if crs > 1 {
+            store.notes.push(format!(
+                "{crs} KubeVirt CRs read; KubeVirt honours one: the first is used"
+            ));
+        }
+        Ok(store)
+    }
+
+    fn keep(
+        &mut self,
+        object: Value,
+        text: Box<RawValue>,
+        shown: &str,
+        seen: &mut BTreeMap<(String, String), (usize, String)>,
+    ) {
+        let held = |link: Option<&str>, owner: Option<&str>| Held {
+            key: key(&object),
+            link: link.map(str::to_owned),
+            owner: owner.map(str::to_owned),
+            text,
+        };
+        let shared = &mut self.shared;
+        match classify(&object) {
+            Some(Kind::Vm) => {
+                let vm = held(None, None);
+                self.keep_vm(vm, &object, shown, seen);
+            }
+            Some(Kind::Vmi) => self.vmis.push(held(
+                cluster_model::maintenance::vmi_node(&object),
+                cluster_model::maintenance::owner_vm(&object),
+            )),
+            Some(Kind::Pod) => self.pods.push(held(None, launcher_of(&object))),
+            Some(Kind::Claim) => self
+                .pvcs
+                .push(held(text_at(&object, "/spec/volumeName"), None)),
+            Some(Kind::PersistentVolume) => self.persistent_volumes.push(held(None, None)),
+            Some(Kind::KubeVirt) => shared.dump.kubevirts.push(object),
+            Some(Kind::Instancetype) => shared.dump.instancetypes.push(object),
+            Some(Kind::Node) => shared.extra.nodes.push(object),
+            Some(Kind::LonghornVolume) => shared.extra.volumes.push(object),
+            Some(Kind::LonghornReplica) => shared.extra.replicas.push(object),
+            None => {}
+        }
+    }
+
+    /// One VM per namespace/name: a VM read again replaces the first, with a note.
+    fn keep_vm(
+        &mut self,
+        vm: Held,
+        object: &Value,
+        shown: &str,
+        seen: &mut BTreeMap<(String, String), (usize, String)>,
+    ) {
+        let named = (
+            text_at(object, "/metadata/namespace")
+                .unwrap_or_default()
+                .to_owned(),
+            text_at(object, "/metadata/name")
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        match seen.get(&named) {
+            Some((at, first)) if !named.1.is_empty() => {
+                self.notes.push(format!(
+                    "{}/{}: read again from {shown} (first in {first}); the last one is used",
+                    named.0, named.1
+                ));
+                self.vms[*at] = vm;
+            }
+            _ => {
+                seen.insert(named, (self.vms.len(), shown.to_owned()));
+                self.vms.push(vm);
+            }
+        }
+    }
+
+    /// The KubeVirt CRs, in reading order (KubeVirt honours the first).
+    pub fn kubevirts(&self) -> &[Value] {
+        &self.shared.dump.kubevirts
+    }
+
+    pub fn nodes(&self) -> &[Value] {
+        &self.shared.extra.nodes
+    }
+
+    pub fn vm_count(&self) -> usize {
+        self.vms.len()
+    }
+
+    pub fn vmi_count(&self) -> usize {
+        self.vmis.len()
+    }
+
+    /// The keys of the VMs, sorted, each once.
+    pub fn vm_keys(&self) -> Vec<Key> {
+        sorted_keys(&self.vms)
+    }
+
+    /// The keys of the VMIs, sorted, each once.
+    pub fn vmi_keys(&self) -> Vec<Key> {
+        sorted_keys(&self.vmis)
+    }
+
+    /// What Harvester's maintenance of `node` reads beyond the Nodes and Longhorn's objects: the
+    /// VMIs labelled with the node, the VMIs of the Longhorn volumes with a started replica there,
+    /// and their VMs.
+    pub fn keys_on(&self, node: &str) -> BTreeSet<Key> {
+        let mut keys: BTreeSet<Key> = self
+            .vmis
+            .iter()
+            .filter(|vmi| vmi.link.as_deref() == Some(node))
+            .map(|vmi| vmi.key.clone())
+            .collect();
+        keys.extend(longhorn_workloads(&self.shared.extra, node));
+        let owners: Vec<Key> = self
+            .vmis
+            .iter()
+            .filter(|vmi| keys.contains(&vmi.key))
+            .filter_map(|vmi| Some((vmi.key.0.clone(), vmi.owner.clone()?)))
+            .collect();
+        keys.extend(owners);
+        keys
+    }
+
+    /// The objects of the VMs and VMIs of `keys`, parsed: those VMs and VMIs, the launcher Pods
+    /// of those VMIs, every claim of their namespaces and the PersistentVolumes those are bound
+    /// to; with the cluster-wide objects.
+    pub fn slice(&self, keys: &BTreeSet<Key>) -> Result<Slice, String> {
+        let namespaces: BTreeSet<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+        let pick = |list: &[Held], keep: &dyn Fn(&Held) -> bool| -> Result<Vec<Value>, String> {
+            list.iter().filter(|h| keep(h)).map(parse).collect()
+        };
+        let claims: Vec<&Held> = self
+            .pvcs
+            .iter()
+            .filter(|c| namespaces.contains(c.key.0.as_str()))
+            .collect();
+        let bound: BTreeSet<&str> = claims.iter().filter_map(|c| c.link.as_deref()).collect();
+        let mut slice = Slice {
+            dump: Dump {
+                kubevirts: self.shared.dump.kubevirts.clone(),
+                instancetypes: self.shared.dump.instancetypes.clone(),
+                pvcs: claims.into_iter().map(parse).collect::<Result<_, _>>()?,
+                ..Dump::default()
+            },
+            extra: Extra {
+                nodes: self.shared.extra.nodes.clone(),
+                volumes: self.shared.extra.volumes.clone(),
+                replicas: self.shared.extra.replicas.clone(),
+                vmis: pick(&self.vmis, &|h| keys.contains(&h.key))?,
+                pods: pick(&self.pods, &|h| owned_by(h, keys))?,
+                persistent_volumes: pick(&self.persistent_volumes, &|h| {
+                    bound.contains(h.key.1.as_str())
+                })?,
+            },
+            numbers: Vec::new(),
+        };
+        for (number, vm) in self.vms.iter().enumerate() {
+            if keys.contains(&vm.key) {
+                slice.dump.vms.push(parse(vm)?);
+                slice.numbers.push(number);
+            }
+        }
+        Ok(slice)
+    }
+
+    /// The slices of `keys` (sorted), `size` keys each.
+    pub fn slices<'s>(
+        &'s self,
+        keys: &'s [Key],
+        size: usize,
+    ) -> impl Iterator<Item = Result<Slice, String>> + 's {
+        keys.chunks(size.max(1))
+            .map(|chunk| self.slice(&chunk.iter().cloned().collect()))
+    }
+
+    /// What the input lacks, in words (never guessed).
+    pub fn missing(&self) -> Vec<String> {
+        crate::extra::missing(
+            !self.vmis.is_empty(),
+            !self.pods.is_empty(),
+            &self.shared.extra,
+        )
+    }
+
+    /// Running VMIs and bound claims without the PersistentVolumes they are bound to: R10 is
+    /// not checked.
+    pub fn missing_disks(&self) -> Option<String> {
+        let bound = self.pvcs.iter().any(|c| c.link.is_some());
+        crate::extra::missing_disks(
+            !self.vmis.is_empty(),
+            bound,
+            !self.persistent_volumes.is_empty(),
+        )
+    }
+}
+
+/// Parsed again: it was read once already, so only memory can fail here.
+fn parse(held: &Held) -> Result<Value, String> {
+    serde_json::from_str(held.text.get()).map_err(|e| format!("{}/{}: {e}", held.key.0, held.key.1))
+}
+
+fn owned_by(pod: &Held, keys: &BTreeSet<Key>) -> bool {
+    pod.owner
+        .as_ref()
+        .is_some_and(|owner| keys.contains(&(pod.key.0.clone(), owner.clone())))
+}
+
+fn sorted_keys(list: &[Held]) -> Vec<Key> {
+    let keys: BTreeSet<&Key> = list.iter().map(|h| &h.key).collect();
+    keys.into_iter().cloned().collect()
+}
+
+/// The VMIs using a Longhorn volume that has a started replica on `node` (a superset of what
+/// the last-healthy-replica check reads).
+fn longhorn_workloads(extra: &Extra, node: &str) -> Vec<Key> {
+    let here: BTreeSet<&str> = extra
+        .replicas
+        .iter()
+        .filter(|r| r.pointer("/status/started") == Some(&Value::Bool(true)))
+        .filter(|r| text_at(r, "/spec/nodeID") == Some(node))
+        .filter_map(|r| text_at(r, "/spec/volumeName"))
+        .collect();
+    let mut keys = Vec::new();
+    for volume in &extra.volumes {
+        let name = text_at(volume, "/metadata/name").unwrap_or_default();
+        if !here.contains(name) {
+            continue;
+        }
+        let namespace = text_at(volume, "/status/kubernetesStatus/namespace").unwrap_or_default();
+        let workloads = volume
+            .pointer("/status/kubernetesStatus/workloadsStatus")
+            .and_then(Value::as_array);
+        for workload in workloads.into_iter().flatten() {
+            if let Some(name) = workload.get("workloadName").and_then(Value::as_str) {
+                keys.push((namespace_or_default(namespace), name.to_owned()));
+            }
+        }
+    }
+    keys
+}
+
+fn namespace_or_default(namespace: &str) -> String {
+    if namespace.is_empty() {
+        "default".to_owned()
+    } else {
+        namespace.to_owned()
+    }
+}
+
+/// An object's namespace (`default` when it names none) and name.
+fn key(object: &Value) -> Key {
+    (
+        namespace_or_default(text_at(object, "/metadata/namespace").unwrap_or_default()),
+        text_at(object, "/metadata/name")
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+/// The VMI that owns a launcher Pod.
+fn launcher_of(pod: &Value) -> Option<&str> {
+    pod.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|o| o.get("kind").and_then(Value::as_str) == Some("VirtualMachineInstance"))?
+        .get("name")
+        .and_then(Value::as_str)
+}
+
+fn text_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
+    value.pointer(pointer).and_then(Value::as_str)
+}
+
+/// Whether an object names its `kind` and `apiVersion` (strings), as every object kubectl prints
+/// does.
+fn typed(object: &Value) -> bool {
+    object.get("kind").is_some_and(Value::is_string)
+        && object.get("apiVersion").is_some_and(Value::is_string)
+}
+
+/// `namespace/name`, `name` or `unnamed`, for a note.
+fn described(object: &Value) -> String {
+    let name = text_at(object, "/metadata/name");
+    let namespace = text_at(object, "/metadata/namespace");
+    match (namespace, name) {
+        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
+        (None, Some(name)) => name.to_owned(),
+        _ => "unnamed".to_owned(),
+    }
+}
+
+fn classify(object: &Value) -> Option<Kind> {
+    let api_version = object.get("apiVersion")?.as_str()?;
+    let kubevirt = api_version.starts_with("kubevirt.io/");
+    let core = api_version == "v1";
+    let longhorn = api_version.starts_with("longhorn.io/");
+    Some(match object.get("kind")?.as_str()? {
+        "VirtualMachine" if kubevirt => Kind::Vm,
+        "VirtualMachineInstance" if kubevirt => Kind::Vmi,
+        "KubeVirt" if kubevirt => Kind::KubeVirt,
+        "Pod" if core => Kind::Pod,
+        "PersistentVolumeClaim" if core => Kind::Claim,
+        "PersistentVolume" if core => Kind::PersistentVolume,
+        "Node" if core => Kind::Node,
+        "Volume" if longhorn => Kind::LonghornVolume,
+        "Replica" if longhorn => Kind::LonghornReplica,
+        "VirtualMachineInstancetype"
+        | "VirtualMachineClusterInstancetype"
+        | "VirtualMachinePreference"
+        | "VirtualMachineClusterPreference"
+            if api_version.starts_with("instancetype.kubevirt.io/") =>
+        {
+            Kind::Instancetype
+        }
+        _ => return None,
+    })
+}
