@@ -27,8 +27,9 @@ pub fn missing_disks(running: bool, bound: bool, volumes: bool) -> Option<String
 }
 
 /// What the dump lacks, in words (never guessed): VMIs (`vmis`: some were read), launcher Pods
-/// (`pods`), and of Longhorn's volumes and replicas one kind without the other (`longhorn`).
-pub fn missing(vmis: bool, pods: bool, longhorn: &Extra) -> Vec<String> {
+/// (`pods`), and of Longhorn's volumes and replicas (`longhorn`: whether each was read) one kind
+/// without the other.
+pub fn missing(vmis: bool, pods: bool, longhorn: (bool, bool)) -> Vec<String> {
     let mut notes = Vec::new();
     if !vmis {
         notes.push(
@@ -41,11 +42,11 @@ pub fn missing(vmis: bool, pods: bool, longhorn: &Extra) -> Vec<String> {
                 .to_owned(),
         );
     }
-    match (longhorn.volumes.is_empty(), longhorn.replicas.is_empty()) {
-        (false, true) => notes.push(format!(
+    match longhorn {
+        (true, false) => notes.push(format!(
             "volumes.longhorn.io in the dump but no replicas.longhorn.io: {LAST_HEALTHY_REPLICA} not checked"
         )),
-        (true, false) => notes.push(format!(
+        (false, true) => notes.push(format!(
             "replicas.longhorn.io in the dump but no volumes.longhorn.io: {LAST_HEALTHY_REPLICA} not checked"
         )),
         _ => {}

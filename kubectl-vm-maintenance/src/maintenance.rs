@@ -30,11 +30,10 @@ pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), Stri
     let store = Store::read(sources)?;
     known_node(&store, request.node)?;
     // Only the node's VMs (and those of its Longhorn replicas) are read.
-    let keys = store.keys_on(request.node);
-    let Slice { dump, extra, .. } = store.slice(&keys)?;
+    let Slice { dump, extra, .. } = store.slice_on(request.node)?;
     let view = dump_cluster(&dump);
     let predict = |vm: &Value| assess(vm, request.settings, &view);
-    let longhorn = (!extra.volumes.is_empty() && !extra.replicas.is_empty()).then_some(Longhorn {
+    let longhorn = store.has_longhorn().then_some(Longhorn {
         volumes: &extra.volumes,
         replicas: &extra.replicas,
     });
@@ -74,10 +73,13 @@ pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), Stri
             sync: &sync,
         }),
     )
-    .found(
-        keys.iter()
-            .map(|(namespace, name)| (namespace.as_str(), name.as_str())),
-    );
+    .found(extra.vmis.iter().map(|vmi| {
+        let text = |pointer| vmi.pointer(pointer).and_then(Value::as_str);
+        (
+            text("/metadata/namespace").unwrap_or("default"),
+            text("/metadata/name").unwrap_or_default(),
+        )
+    }));
     let text = if request.layout.table() {
         // What --force would do instead of a refusal.
         let instead = (asked.outcome == Outcome::Refused && !request.force)

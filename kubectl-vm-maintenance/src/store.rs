@@ -5,9 +5,10 @@
 //! B-tree node of some 600 bytes), so the kinds a large cluster has thousands of (VMs, VMIs,
 //! launcher Pods, claims, PersistentVolumes) are kept as text with the names that link them, and
 //! a preview parses the objects of some VMs at a time ([`Store::slice`]): their VMs, VMIs and
-//! launcher Pods, the claims of their namespaces and the volumes those are bound to. The few
-//! cluster-wide objects (Nodes, KubeVirt CRs, instance types, Longhorn's volumes and replicas) are
-//! parsed once and go into every slice.
+//! launcher Pods, the claims of their namespaces and the volumes those are bound to. So are
+//! Longhorn's volumes and replicas, which only the maintenance of a node reads, those of its
+//! replicas ([`Store::slice_on`]). The few cluster-wide objects (Nodes, KubeVirt CRs, instance
+//! types) are parsed once and go into every slice.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -38,8 +39,10 @@ pub struct Store {
     pods: Vec<Held>,
     pvcs: Vec<Held>,
     persistent_volumes: Vec<Held>,
-    /// What every slice holds: the KubeVirt CRs and instance types (in a [`Dump`]), the Nodes
-    /// and Longhorn's volumes and replicas (in an [`Extra`]).
+    longhorn_volumes: Vec<Held>,
+    replicas: Vec<Held>,
+    /// What every slice holds: the KubeVirt CRs and instance types (in a [`Dump`]) and the
+    /// Nodes (in an [`Extra`]).
     shared: Slice,
 }
 
@@ -49,9 +52,9 @@ struct Held {
     text: Box<RawValue>,
     key: Key,
     /// A VMI's node (its `kubevirt.io/nodeName` label, as Harvester lists a node's VMIs); a
-    /// PersistentVolumeClaim's `spec.volumeName`.
+    /// PersistentVolumeClaim's `spec.volumeName`; a Longhorn replica's node when it has started.
     link: Option<String>,
-    /// A VMI's VM, a launcher Pod's VMI (their owner references).
+    /// A VMI's VM, a launcher Pod's VMI (their owner references); a Longhorn replica's volume.
     owner: Option<String>,
 }
 
@@ -144,8 +147,13 @@ impl Store {
             Some(Kind::KubeVirt) => shared.dump.kubevirts.push(object),
             Some(Kind::Instancetype) => shared.dump.instancetypes.push(object),
             Some(Kind::Node) => shared.extra.nodes.push(object),
-            Some(Kind::LonghornVolume) => shared.extra.volumes.push(object),
-            Some(Kind::LonghornReplica) => shared.extra.replicas.push(object),
+            Some(Kind::LonghornVolume) => self.longhorn_volumes.push(held(None, None)),
+            Some(Kind::LonghornReplica) => {
+                let started = object.pointer("/status/started") == Some(&Value::Bool(true));
+                let node = text_at(&object, "/spec/nodeID").filter(|_| started);
+                self.replicas
+                    .push(held(node, text_at(&object, "/spec/volumeName")));
+            }
             None => {}
         }
     }
@@ -208,17 +216,40 @@ impl Store {
         sorted_keys(&self.vmis)
     }
 
-    /// What Harvester's maintenance of `node` reads beyond the Nodes and Longhorn's objects: the
-    /// VMIs labelled with the node, the VMIs of the Longhorn volumes with a started replica there,
-    /// and their VMs.
-    pub fn keys_on(&self, node: &str) -> BTreeSet<Key> {
+    /// Whether the input has Longhorn's volumes and replicas (both kinds).
+    pub fn has_longhorn(&self) -> bool {
+        !self.longhorn_volumes.is_empty() && !self.replicas.is_empty()
+    }
+
+    /// What Harvester's maintenance of `node` reads: the Longhorn volumes with a started replica
+    /// there and all their replicas, the VMIs labelled with the node and those of these volumes,
+    /// their VMs, and what [`Store::slice`] adds to them.
+    pub fn slice_on(&self, node: &str) -> Result<Slice, String> {
+        let here: BTreeSet<&str> = self
+            .replicas
+            .iter()
+            .filter(|r| r.link.as_deref() == Some(node))
+            .filter_map(|r| r.owner.as_deref())
+            .collect();
+        let volumes = self
+            .longhorn_volumes
+            .iter()
+            .filter(|v| here.contains(v.key.1.as_str()))
+            .map(parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        let replicas = self
+            .replicas
+            .iter()
+            .filter(|r| r.owner.as_deref().is_some_and(|v| here.contains(v)))
+            .map(parse)
+            .collect::<Result<Vec<_>, _>>()?;
         let mut keys: BTreeSet<Key> = self
             .vmis
             .iter()
             .filter(|vmi| vmi.link.as_deref() == Some(node))
             .map(|vmi| vmi.key.clone())
             .collect();
-        keys.extend(longhorn_workloads(&self.shared.extra, node));
+        keys.extend(volumes.iter().flat_map(workloads));
         let owners: Vec<Key> = self
             .vmis
             .iter()
@@ -226,7 +257,10 @@ impl Store {
             .filter_map(|vmi| Some((vmi.key.0.clone(), vmi.owner.clone()?)))
             .collect();
         keys.extend(owners);
-        keys
+        let mut slice = self.slice(&keys)?;
+        slice.extra.volumes = volumes;
+        slice.extra.replicas = replicas;
+        Ok(slice)
     }
 
     /// The objects of the VMs and VMIs of `keys`, parsed: those VMs and VMIs, the launcher Pods
@@ -252,13 +286,12 @@ impl Store {
             },
             extra: Extra {
                 nodes: self.shared.extra.nodes.clone(),
-                volumes: self.shared.extra.volumes.clone(),
-                replicas: self.shared.extra.replicas.clone(),
                 vmis: pick(&self.vmis, &|h| keys.contains(&h.key))?,
                 pods: pick(&self.pods, &|h| owned_by(h, keys))?,
                 persistent_volumes: pick(&self.persistent_volumes, &|h| {
                     bound.contains(h.key.1.as_str())
                 })?,
+                ..Extra::default()
             },
             numbers: Vec::new(),
         };
@@ -286,7 +319,7 @@ impl Store {
         crate::extra::missing(
             !self.vmis.is_empty(),
             !self.pods.is_empty(),
-            &self.shared.extra,
+            (!self.longhorn_volumes.is_empty(), !self.replicas.is_empty()),
         )
     }
 
@@ -318,33 +351,17 @@ fn sorted_keys(list: &[Held]) -> Vec<Key> {
     keys.into_iter().cloned().collect()
 }
 
-/// The VMIs using a Longhorn volume that has a started replica on `node` (a superset of what
-/// the last-healthy-replica check reads).
-fn longhorn_workloads(extra: &Extra, node: &str) -> Vec<Key> {
-    let here: BTreeSet<&str> = extra
-        .replicas
-        .iter()
-        .filter(|r| r.pointer("/status/started") == Some(&Value::Bool(true)))
-        .filter(|r| text_at(r, "/spec/nodeID") == Some(node))
-        .filter_map(|r| text_at(r, "/spec/volumeName"))
-        .collect();
-    let mut keys = Vec::new();
-    for volume in &extra.volumes {
-        let name = text_at(volume, "/metadata/name").unwrap_or_default();
-        if !here.contains(name) {
-            continue;
-        }
-        let namespace = text_at(volume, "/status/kubernetesStatus/namespace").unwrap_or_default();
-        let workloads = volume
-            .pointer("/status/kubernetesStatus/workloadsStatus")
-            .and_then(Value::as_array);
-        for workload in workloads.into_iter().flatten() {
-            if let Some(name) = workload.get("workloadName").and_then(Value::as_str) {
-                keys.push((namespace_or_default(namespace), name.to_owned()));
-            }
-        }
-    }
-    keys
+/// The VMIs a Longhorn volume names as its workloads.
+fn workloads(volume: &Value) -> Vec<Key> {
+    let namespace = text_at(volume, "/status/kubernetesStatus/namespace").unwrap_or_default();
+    volume
+        .pointer("/status/kubernetesStatus/workloadsStatus")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w.get("workloadName").and_then(Value::as_str))
+        .map(|name| (namespace_or_default(namespace), name.to_owned()))
+        .collect()
 }
 
 fn namespace_or_default(namespace: &str) -> String {
