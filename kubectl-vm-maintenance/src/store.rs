@@ -10,7 +10,8 @@
 //! replicas ([`Store::slice_on`]). The few cluster-wide objects (Nodes, KubeVirt CRs, instance
 //! types) are parsed once and go into every slice.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::Hash;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -44,6 +45,21 @@ pub struct Store {
     /// What every slice holds: the KubeVirt CRs and instance types (in a [`Dump`]) and the
     /// Nodes (in an [`Extra`]).
     shared: Slice,
+    /// Where the objects a slice looks up are, so that a slice costs what it holds.
+    at: Positions,
+}
+
+/// The places in the store's lists, by what a slice looks them up by.
+#[derive(Debug, Default)]
+struct Positions {
+    vms: HashMap<Key, Vec<usize>>,
+    vmis: HashMap<Key, Vec<usize>>,
+    /// Launcher Pods by their namespace and VMI.
+    pods: HashMap<Key, Vec<usize>>,
+    /// Claims by namespace.
+    claims: HashMap<String, Vec<usize>>,
+    /// PersistentVolumes by name.
+    persistent_volumes: HashMap<String, Vec<usize>>,
 }
 
 /// An object kept as its text, with what links it to the others.
@@ -107,6 +123,13 @@ impl Store {
                 store.keep(object, text, &shown, &mut seen);
             }
         }
+        store.at = Positions {
+            vms: positions(&store.vms, |h| Some(h.key.clone())),
+            vmis: positions(&store.vmis, |h| Some(h.key.clone())),
+            pods: positions(&store.pods, |h| Some((h.key.0.clone(), h.owner.clone()?))),
+            claims: positions(&store.pvcs, |h| Some(h.key.0.clone())),
+            persistent_volumes: positions(&store.persistent_volumes, |h| Some(h.key.1.clone())),
+        };
         let crs = store.shared.dump.kubevirts.len();
         if crs > 1 {
             store.notes.push(format!(
@@ -267,41 +290,35 @@ impl Store {
     /// of those VMIs, every claim of their namespaces and the PersistentVolumes those are bound
     /// to; with the cluster-wide objects.
     pub fn slice(&self, keys: &BTreeSet<Key>) -> Result<Slice, String> {
-        let namespaces: BTreeSet<&str> = keys.iter().map(|k| k.0.as_str()).collect();
-        let pick = |list: &[Held], keep: &dyn Fn(&Held) -> bool| -> Result<Vec<Value>, String> {
-            list.iter().filter(|h| keep(h)).map(parse).collect()
-        };
-        let claims: Vec<&Held> = self
-            .pvcs
+        let namespaces: BTreeSet<String> = keys.iter().map(|k| k.0.clone()).collect();
+        let claims = places(&self.at.claims, &namespaces);
+        let bound: Vec<String> = claims
             .iter()
-            .filter(|c| namespaces.contains(c.key.0.as_str()))
+            .filter_map(|&i| self.pvcs[i].link.clone())
             .collect();
-        let bound: BTreeSet<&str> = claims.iter().filter_map(|c| c.link.as_deref()).collect();
-        let mut slice = Slice {
+        let parsed = |list: &[Held], places: Vec<usize>| -> Result<Vec<Value>, String> {
+            places.into_iter().map(|i| parse(&list[i])).collect()
+        };
+        let numbers = places(&self.at.vms, keys);
+        Ok(Slice {
             dump: Dump {
+                vms: parsed(&self.vms, numbers.clone())?,
                 kubevirts: self.shared.dump.kubevirts.clone(),
                 instancetypes: self.shared.dump.instancetypes.clone(),
-                pvcs: claims.into_iter().map(parse).collect::<Result<_, _>>()?,
-                ..Dump::default()
+                pvcs: parsed(&self.pvcs, claims)?,
             },
             extra: Extra {
                 nodes: self.shared.extra.nodes.clone(),
-                vmis: pick(&self.vmis, &|h| keys.contains(&h.key))?,
-                pods: pick(&self.pods, &|h| owned_by(h, keys))?,
-                persistent_volumes: pick(&self.persistent_volumes, &|h| {
-                    bound.contains(h.key.1.as_str())
-                })?,
+                vmis: parsed(&self.vmis, places(&self.at.vmis, keys))?,
+                pods: parsed(&self.pods, places(&self.at.pods, keys))?,
+                persistent_volumes: parsed(
+                    &self.persistent_volumes,
+                    places(&self.at.persistent_volumes, &bound),
+                )?,
                 ..Extra::default()
             },
-            numbers: Vec::new(),
-        };
-        for (number, vm) in self.vms.iter().enumerate() {
-            if keys.contains(&vm.key) {
-                slice.dump.vms.push(parse(vm)?);
-                slice.numbers.push(number);
-            }
-        }
-        Ok(slice)
+            numbers,
+        })
     }
 
     /// The slices of `keys` (sorted), `size` keys each.
@@ -340,10 +357,34 @@ fn parse(held: &Held) -> Result<Value, String> {
     serde_json::from_str(held.text.get()).map_err(|e| format!("{}/{}: {e}", held.key.0, held.key.1))
 }
 
-fn owned_by(pod: &Held, keys: &BTreeSet<Key>) -> bool {
-    pod.owner
-        .as_ref()
-        .is_some_and(|owner| keys.contains(&(pod.key.0.clone(), owner.clone())))
+/// Where each object of `list` is, by `of` it (objects `of` gives nothing for are left out).
+fn positions<K: Hash + Eq>(
+    list: &[Held],
+    of: impl Fn(&Held) -> Option<K>,
+) -> HashMap<K, Vec<usize>> {
+    let mut at: HashMap<K, Vec<usize>> = HashMap::new();
+    for (place, held) in list.iter().enumerate() {
+        if let Some(key) = of(held) {
+            at.entry(key).or_default().push(place);
+        }
+    }
+    at
+}
+
+/// The places of the objects of `wanted`, in reading order, each once.
+fn places<'k, K: Hash + Eq + 'k>(
+    at: &HashMap<K, Vec<usize>>,
+    wanted: impl IntoIterator<Item = &'k K>,
+) -> Vec<usize> {
+    let mut found: Vec<usize> = wanted
+        .into_iter()
+        .filter_map(|key| at.get(key))
+        .flatten()
+        .copied()
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    found
 }
 
 fn sorted_keys(list: &[Held]) -> Vec<Key> {
