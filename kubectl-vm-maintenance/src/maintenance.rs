@@ -73,13 +73,7 @@ pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), Stri
             sync: &sync,
         }),
     )
-    .found(extra.vmis.iter().map(|vmi| {
-        let text = |pointer| vmi.pointer(pointer).and_then(Value::as_str);
-        (
-            text("/metadata/namespace").unwrap_or("default"),
-            text("/metadata/name").unwrap_or_default(),
-        )
-    }));
+    .found();
     let text = if request.layout.table() {
         // What --force would do instead of a refusal.
         let instead = (asked.outcome == Outcome::Refused && !request.force)

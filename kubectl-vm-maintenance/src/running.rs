@@ -71,6 +71,11 @@ impl<'a> Running<'a> {
         Running { vmis, pods }
     }
 
+    /// The namespace and name of every running VMI.
+    pub fn names(&self) -> impl Iterator<Item = (&'a str, &'a str)> + '_ {
+        self.vmis.keys().copied()
+    }
+
     /// The running VMI of the VM `namespace/name`.
     pub fn vmi(&self, namespace: &str, name: &str) -> Option<Vmi<'a>> {
         let vmi = *self.vmis.get(&(namespace, name))?;

@@ -202,13 +202,13 @@ impl<'a> Index<'a> {
         Some(of(vm, &running, self.cluster, self.labels.as_ref()))
     }
 
-    /// The staleness of the VMs `names` that run, kept beyond the objects it was read from.
-    pub fn found<'n>(&self, names: impl Iterator<Item = (&'n str, &'n str)>) -> Found {
+    /// The staleness of every VM that runs, kept beyond the objects it was read from.
+    pub fn found(&self) -> Found {
         let mut found = Found {
             key: self.labels.as_ref().map_or("", |l| l.key).to_owned(),
             ..Found::default()
         };
-        found.add(self, names);
+        found.add(self);
         found
     }
 }
@@ -223,9 +223,9 @@ pub struct Found {
 }
 
 impl Found {
-    /// Adds the staleness of the VMs `names` that run.
-    pub fn add<'n>(&mut self, index: &Index, names: impl Iterator<Item = (&'n str, &'n str)>) {
-        for (namespace, name) in names {
+    /// Adds the staleness of every VM of `index` that runs.
+    pub fn add(&mut self, index: &Index) {
+        for (namespace, name) in index.running.names() {
             if let Some(staleness) = index.of(namespace, name) {
                 self.by_name
                     .insert((namespace.to_owned(), name.to_owned()), staleness);

@@ -221,10 +221,6 @@ impl Store {
         &self.shared.extra.nodes
     }
 
-    pub fn vm_count(&self) -> usize {
-        self.vms.len()
-    }
-
     pub fn vmi_count(&self) -> usize {
         self.vmis.len()
     }

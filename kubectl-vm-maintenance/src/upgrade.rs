@@ -31,12 +31,7 @@ pub fn run(
         let Slice { dump, extra, .. } = slice?;
         let decided = decide_all(&extra.vmis, &dump.vms, &updater);
         let index = staleness::Index::new(&dump.vms, &extra, cr, None);
-        stale.add(
-            &index,
-            decided
-                .iter()
-                .map(|v| (v.namespace.as_str(), v.name.as_str())),
-        );
+        stale.add(&index);
         updates.extend(decided);
     }
     let preview = summarize(updates, &updater, external_controller);
