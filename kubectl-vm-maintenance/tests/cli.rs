@@ -335,19 +335,11 @@ fn external_controller_and_settings() {
     ];
     for (name, text, message) in cases {
         let path = write(&dir, name, text);
-        let output = run(&[
-            "drain",
-            "-f",
-            sample,
-            "--settings",
-            path.to_str().unwrap_or_default(),
-        ]);
-        assert_eq!(output.status.code(), Some(1), "{name}");
         assert_eq!(
-            stderr(&output),
-            format!("{PREFIX}{}: {message}\n", path.display())
+            refused_settings(sample, &path),
+            format!("{PREFIX}{}: {message}\n", path.display()),
+            "{name}"
         );
-        assert_eq!(stdout(&output), "");
     }
 }
 
@@ -519,16 +511,8 @@ fn settings_errors_name_the_files_position() {
     ];
     for (name, text, message) in cases {
         let path = write(&dir, name, text);
-        let output = run(&[
-            "drain",
-            "-f",
-            sample,
-            "--settings",
-            path.to_str().unwrap_or_default(),
-        ]);
-        assert_eq!(output.status.code(), Some(1), "{name}");
         assert_eq!(
-            stderr(&output),
+            refused_settings(sample, &path),
             format!(
                 "{PREFIX}{}: the policy refuses these settings: {message}\n",
                 path.display()
@@ -536,6 +520,16 @@ fn settings_errors_name_the_files_position() {
             "{name}"
         );
     }
+}
+
+/// The drain preview of `sample` with the settings file `path`, which must be refused (exit 1,
+/// nothing on stdout): its stderr.
+fn refused_settings(sample: &str, path: &Path) -> String {
+    let settings = path.to_str().unwrap_or_default();
+    let output = run(&["drain", "-f", sample, "--settings", settings]);
+    assert_eq!(output.status.code(), Some(1), "{settings}");
+    assert_eq!(stdout(&output), "", "{settings}");
+    stderr(&output)
 }
 
 /// Only VMs that block set exit code 2, VMs that may stay off or down 3 (docs/rules.md R2-R10);

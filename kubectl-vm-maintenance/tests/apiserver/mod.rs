@@ -69,6 +69,12 @@ fn failure(code: u16, reason: &str, message: &str) -> Value {
            "message": message, "reason": reason, "code": code})
 }
 
+/// The API server's answer to a path it does not serve.
+fn not_found() -> (u16, Value) {
+    let message = "the server could not find the requested resource";
+    (404, failure(404, "NotFound", message))
+}
+
 impl ApiServer {
     pub fn start(objects: Vec<Value>, status: Option<u16>) -> ApiServer {
         ApiServer::forbidding(objects, status, None)
@@ -256,14 +262,7 @@ impl State {
             return (code, failure(code, reason, reason));
         }
         let Some(route) = route(path) else {
-            return (
-                404,
-                failure(
-                    404,
-                    "NotFound",
-                    "the server could not find the requested resource",
-                ),
-            );
+            return not_found();
         };
         if method == "GET" {
             return self.get(
@@ -346,14 +345,7 @@ impl State {
         token: Option<String>,
     ) -> (u16, Value) {
         let Some(kind) = kind_of(route.plural) else {
-            return (
-                404,
-                failure(
-                    404,
-                    "NotFound",
-                    "the server could not find the requested resource",
-                ),
-            );
+            return not_found();
         };
         if self.forbidden == Some(route.plural) {
             return (403, failure(403, "Forbidden", "Forbidden"));
@@ -430,14 +422,7 @@ impl State {
             );
         }
         let Some(kind) = kind_of(route.plural) else {
-            return (
-                404,
-                failure(
-                    404,
-                    "NotFound",
-                    "the server could not find the requested resource",
-                ),
-            );
+            return not_found();
         };
         let Some(at) = route
             .name
