@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::configuration::Configuration;
+use crate::configuration::{Configuration, WorkloadUpdateStrategy};
 use crate::listing::listed;
 use crate::object::view::objects::{object, objects, optional_object};
 
@@ -25,6 +25,8 @@ pub struct KubeVirtCr {
     pub configuration: Configuration,
     /// `status.observedKubeVirtVersion` (`v1.9.0`).
     pub observed_version: Option<String>,
+    /// `spec.workloadUpdateStrategy`, as far as the live-update rules read it.
+    pub workload_update_strategy: WorkloadUpdateStrategy,
 }
 
 /// The API version of instancetypes and preferences.
@@ -49,6 +51,13 @@ pub trait Cluster {
 
     /// `spec.accessModes` of the PersistentVolumeClaim `name` in `namespace`.
     fn claim_access_modes(&self, namespace: &str, name: &str) -> Result<Vec<String>, String>;
+
+    /// The JSON text of the running `kubevirt.io/v1` VirtualMachineInstance `name` in `namespace`
+    /// (`Ok(None)`: there is none). A cluster that holds no VMIs answers `Ok(None)`.
+    fn vmi(&self, namespace: &str, name: &str) -> Result<Option<String>, String> {
+        let _ = (namespace, name);
+        Ok(None)
+    }
 }
 
 /// A waPC host call: `(operation, request JSON)` → the answer's bytes, or the host's error text.
@@ -138,6 +147,23 @@ impl<F: Fn(&str, &[u8]) -> Result<Vec<u8>, String>> Cluster for Host<F> {
             .and_then(|spec| spec.access_modes)
             .unwrap_or_default())
     }
+
+    fn vmi(&self, namespace: &str, name: &str) -> Result<Option<String>, String> {
+        let request = GetResourceRequest {
+            api_version: KubeVirt::API_VERSION.to_owned(),
+            kind: "VirtualMachineInstance".to_owned(),
+            name: name.to_owned(),
+            namespace: Some(namespace.to_owned()),
+            disable_cache: false,
+            field_masks: None,
+        };
+        let answer = self.call("get_resource", &request)?;
+        let text = std::str::from_utf8(&answer)
+            .map_err(|e| format!("error deserializing get resource response: {e}"))?;
+        let object: Option<&RawValue> = serde_json::from_str(text)
+            .map_err(|e| format!("error deserializing get resource response: {e}"))?;
+        Ok(object.map(|o| o.get().to_owned()))
+    }
 }
 
 /// A host error's text without waPC's prefixes, and without the stack backtrace a host running
@@ -201,9 +227,12 @@ struct KubeVirt {
 
 #[derive(Deserialize, Clone, Default)]
 #[serde(default)]
+#[serde(rename_all = "camelCase")]
 struct KubeVirtSpec {
     #[serde(deserialize_with = "object")]
     configuration: Configuration,
+    #[serde(deserialize_with = "object")]
+    workload_update_strategy: WorkloadUpdateStrategy,
 }
 
 #[derive(Deserialize, Clone, Default)]
@@ -234,6 +263,7 @@ impl KubeVirt {
         KubeVirtCr {
             configuration: self.spec.configuration,
             observed_version: self.status.observed_kube_virt_version,
+            workload_update_strategy: self.spec.workload_update_strategy,
         }
     }
 }
@@ -245,6 +275,7 @@ pub(crate) struct Lookups<'a> {
     kubevirt: OnceCell<Option<KubeVirtCr>>,
     instancetypes: RefCell<Vec<(String, Option<String>)>>,
     claims: RefCell<Vec<(String, Option<Vec<String>>)>>,
+    vmi: OnceCell<Option<String>>,
     failures: RefCell<Vec<String>>,
 }
 
@@ -255,6 +286,7 @@ impl<'a> Lookups<'a> {
             kubevirt: OnceCell::new(),
             instancetypes: RefCell::new(Vec::new()),
             claims: RefCell::new(Vec::new()),
+            vmi: OnceCell::new(),
             failures: RefCell::new(Vec::new()),
         }
     }
@@ -319,6 +351,20 @@ impl<'a> Lookups<'a> {
             .borrow_mut()
             .push((name.to_owned(), modes.clone()));
         modes
+    }
+
+    /// The text of the VM's running VMI (one per request: the VM's own); `None` when there is
+    /// none or it cannot be read.
+    pub(crate) fn vmi(&self, namespace: &str, name: &str) -> Option<&str> {
+        self.vmi
+            .get_or_init(|| match self.cluster.vmi(namespace, name) {
+                Ok(vmi) => vmi,
+                Err(why) => {
+                    self.fail(format!("VMI {namespace}/{name} ({why}), not read"));
+                    None
+                }
+            })
+            .as_deref()
     }
 
     fn fail(&self, what: String) {

@@ -23,6 +23,28 @@ pub struct Configuration {
     pub developer_configuration: Option<Developer>,
     #[serde(deserialize_with = "optional_object")]
     pub permitted_host_devices: Option<PermittedHostDevices>,
+    /// `Stage` or `LiveUpdate`; unset is `LiveUpdate` (docs/rules.md, "Live updates").
+    pub vm_rollout_strategy: Option<String>,
+    #[serde(deserialize_with = "optional_object")]
+    pub live_update_configuration: Option<LiveUpdateConfiguration>,
+}
+
+/// `spec.configuration.liveUpdateConfiguration` (`types.go:4001-4015`).
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(default, rename_all = "camelCase")]
+pub struct LiveUpdateConfiguration {
+    pub max_cpu_sockets: Option<u64>,
+    /// A Kubernetes quantity (`16Gi`).
+    pub max_guest: Option<String>,
+    pub max_hotplug_ratio: Option<u64>,
+}
+
+/// `spec.workloadUpdateStrategy` of the KubeVirt CR, as far as the live-update rules read it.
+/// Unknown fields are ignored: a copy of a real CR's is always accepted.
+#[derive(Deserialize, Debug, Clone, PartialEq, Default)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WorkloadUpdateStrategy {
+    pub workload_update_methods: Option<Vec<String>>,
 }
 
 /// `spec.configuration.network`.
@@ -68,6 +90,8 @@ objects! {
     Network => "struct Network",
     Developer => "struct Developer",
     PermittedHostDevices => "struct PermittedHostDevices",
+    LiveUpdateConfiguration => "struct LiveUpdateConfiguration",
+    WorkloadUpdateStrategy => "an object (a copy of the KubeVirt CR's spec.workloadUpdateStrategy)",
 }
 
 /// KubeVirt's `network.defaultNetworkInterface` values (`virt-config/configuration.go:489-494`).
@@ -120,6 +144,20 @@ impl Configuration {
             .is_some_and(|f| f > 0)
     }
 
+    /// Whether the cluster rolls template changes out to running VMs (`virt-config.go:514-517`:
+    /// unset is `LiveUpdate`, whatever the API comment says).
+    pub(crate) fn live_update(&self) -> bool {
+        self.vm_rollout_strategy.as_deref() != Some("Stage")
+    }
+
+    /// `liveUpdateConfiguration.maxHotplugRatio`, 4 when unset (`virt-config.go:110`).
+    pub(crate) fn max_hotplug_ratio(&self) -> u64 {
+        self.live_update_configuration
+            .as_ref()
+            .and_then(|l| l.max_hotplug_ratio)
+            .unwrap_or(4)
+    }
+
     /// The settings' checks of the fields read, with the path of each.
     pub(crate) fn check(&self, path: &str) -> Result<(), String> {
         if let Some(value) = self
@@ -131,6 +169,15 @@ impl Configuration {
             return Err(format!(
                 "{path}.network.defaultNetworkInterface: unknown value {value:?} (valid: {})",
                 listed(&DEFAULT_INTERFACES, ", ")
+            ));
+        }
+        if let Some(value) = self
+            .vm_rollout_strategy
+            .as_deref()
+            .filter(|s| !["Stage", "LiveUpdate"].contains(s))
+        {
+            return Err(format!(
+                "{path}.vmRolloutStrategy: unknown value {value:?} (valid: Stage, LiveUpdate)"
             ));
         }
         if let Some(value) = self
@@ -150,6 +197,11 @@ impl Configuration {
 /// Which release's rules apply where KubeVirt changed them (docs/rules.md, `kubevirt.version`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Rules {
+    /// v1.6.0–v1.6.x: as v1.7, and `launchSecurity` knows only `sev` (the API server prunes
+    /// `snp` and `tdx`), a preference has no `preferredArchitecture`, no label-sync flag.
+    V1_6,
+    /// v1.7.0–v1.7.x: as v1.8, but an interface has no `passtBinding` (the API server prunes it).
+    V1_7,
     /// v1.8.0–v1.8.x: every GPU blocks, a LUN with `reservation: true` blocks.
     V1_8,
     /// v1.9.x, the newest rules: one vGPU migrates (gate, mediated device), reservations migrate.
@@ -171,17 +223,21 @@ pub fn parse_version(text: &str) -> Option<(u64, u64)> {
 }
 
 impl Rules {
-    /// The rules of a release: before v1.9 the v1.8 ones, from v1.9 on the newest.
+    /// The rules of a release: before v1.7 the v1.6 ones, then each minor release's own, from
+    /// v1.9 on the newest.
     pub fn of(version: (u64, u64)) -> Rules {
-        if version < (1, 9) {
-            Rules::V1_8
-        } else {
-            Rules::V1_9
+        match version {
+            v if v < (1, 7) => Rules::V1_6,
+            v if v < (1, 8) => Rules::V1_7,
+            v if v < (1, 9) => Rules::V1_8,
+            _ => Rules::V1_9,
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
+            Rules::V1_6 => "v1.6",
+            Rules::V1_7 => "v1.7",
             Rules::V1_8 => "v1.8",
             Rules::V1_9 => "v1.9",
         }

@@ -15,7 +15,7 @@ use crate::object::splice::{Edit, splice};
 use crate::object::view::{self, Scalar};
 use crate::object::vm::{self, OwnedPaths, Vm};
 use crate::rules::kubevirt::Cr;
-use crate::rules::{eviction, kubevirt, labels};
+use crate::rules::{eviction, kubevirt, labels, live_update};
 use crate::settings::Settings;
 
 /// A mutation step: may edit only the paths its rules own, and may add warnings about what it did.
@@ -25,8 +25,9 @@ type Validation = fn(&Vm, &Review, &mut Verdict);
 
 /// A VirtualMachine: M1, M2, then M3 and V7's `fix`.
 const VM_MUTATIONS: [Mutation; 2] = [labels::mutate, eviction::mutate];
-/// A VirtualMachine: V1–V5, then V6 and V7.
-const VM_VALIDATIONS: [Validation; 2] = [labels::validate, eviction::validate];
+/// A VirtualMachine: V1–V5, then V6 and V7, then L1–L9.
+const VM_VALIDATIONS: [Validation; 3] =
+    [labels::validate, eviction::validate, live_update::validate];
 /// The KubeVirt CR is never mutated: K1–K3.
 const KUBEVIRT_VALIDATIONS: [fn(&Cr, &Review, &mut Verdict); 1] = [kubevirt::validate];
 
@@ -85,6 +86,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
                 &settings,
                 namespace.as_deref(),
                 cluster,
+                object.get(),
                 request.old_object,
             );
             virtual_machine(vm, object, &review)
@@ -101,6 +103,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
                 &settings,
                 namespace.as_deref(),
                 cluster,
+                object.get(),
                 request.old_object,
             );
             let mut verdict = Verdict::default();

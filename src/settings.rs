@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use kubewarden_policy_sdk::settings::Validatable;
 use serde::Deserialize;
 
-use crate::configuration::{Configuration, Rules, parse_version};
+use crate::configuration::{Configuration, Rules, WorkloadUpdateStrategy, parse_version};
 use crate::listing::listed;
 use crate::object::view::objects::{object, objects, optional_object};
 use crate::strategy::{
@@ -44,6 +44,8 @@ pub struct Settings {
     #[serde(deserialize_with = "object")]
     pub kubevirt: KubevirtSettings,
     pub cluster_lookups: bool,
+    /// L1–L9: what to do about an update of a running VM that KubeVirt will not apply as asked.
+    pub live_updates: Mode,
 }
 
 /// What V7 does with a VM that cannot live-migrate under `LiveMigrate`.
@@ -79,6 +81,9 @@ pub struct KubevirtSettings {
     pub configuration: Option<Configuration>,
     /// K4: what to do when the CR does not make virt-controller sync `labelKey`.
     pub label_sync: Mode,
+    /// A copy of the KubeVirt CR's `spec.workloadUpdateStrategy`; unset: the live CR's.
+    #[serde(deserialize_with = "optional_object")]
+    pub workload_update_strategy: Option<WorkloadUpdateStrategy>,
 }
 
 objects! {
@@ -120,6 +125,7 @@ impl Default for KubevirtSettings {
             version: None,
             configuration: None,
             label_sync: Mode::Warn,
+            workload_update_strategy: None,
         }
     }
 }
@@ -136,6 +142,7 @@ impl Default for Settings {
             eviction_strategy: EvictionSettings::default(),
             kubevirt: KubevirtSettings::default(),
             cluster_lookups: true,
+            live_updates: Mode::Warn,
         }
     }
 }
@@ -254,7 +261,7 @@ impl Validatable for Settings {
 }
 
 /// The releases whose rules the policy knows (docs/rules.md, "Migratability as KubeVirt computes it").
-pub const SUPPORTED_RELEASES: &str = "v1.8.x, v1.9.x";
+pub const SUPPORTED_RELEASES: &str = "v1.6.x, v1.7.x, v1.8.x, v1.9.x";
 
 impl KubevirtSettings {
     /// The rules `kubevirt.version` names; `None` when unset.
@@ -278,7 +285,7 @@ fn check_version(version: &str) -> Result<(), String> {
         None => Err(format!(
             "kubevirt.version: {version:?} is not a KubeVirt release such as v1.8.4"
         )),
-        Some((major, minor)) if major != 1 || !(8..=9).contains(&minor) => Err(format!(
+        Some((major, minor)) if major != 1 || !(6..=9).contains(&minor) => Err(format!(
             "kubevirt.version: {version} is not supported (supported: {SUPPORTED_RELEASES})"
         )),
         Some(_) => Ok(()),

@@ -18,6 +18,8 @@ pub(crate) struct Review<'a> {
     /// The request's namespace (the object's `metadata.namespace` when the request names none).
     pub(crate) namespace: Option<&'a str>,
     pub(crate) cluster: Lookups<'a>,
+    /// The request's `object` and `oldObject` as sent.
+    object_text: &'a str,
     old_raw: Option<&'a RawValue>,
     old: OnceCell<Option<Vm<'a>>>,
 }
@@ -28,6 +30,7 @@ impl<'a> Review<'a> {
         settings: &'a Settings,
         namespace: Option<&'a str>,
         cluster: &'a dyn Cluster,
+        object_text: &'a str,
         old_raw: Option<&'a RawValue>,
     ) -> Self {
         Review {
@@ -35,6 +38,7 @@ impl<'a> Review<'a> {
             settings,
             namespace: namespace.filter(|ns| !ns.is_empty()),
             cluster: Lookups::new(cluster),
+            object_text,
             old_raw,
             old: OnceCell::new(),
         }
@@ -52,6 +56,12 @@ impl<'a> Review<'a> {
                 view::parse(raw.get()).ok().flatten()
             })
             .as_ref()
+    }
+
+    /// The texts of the request's `object` and, on an UPDATE that has one, its `oldObject`.
+    pub(crate) fn texts(&self) -> (&'a str, Option<&'a str>) {
+        let old = self.old_raw.filter(|_| self.operation == Operation::Update);
+        (self.object_text, old.map(RawValue::get))
     }
 
     /// `old.metadata.labels[key]`.

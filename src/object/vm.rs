@@ -17,6 +17,25 @@ view! {
     Vm<'a> {
         "metadata" => metadata: Field<Metadata<'a>>,
         "spec" => spec: Field<Spec<'a>>,
+        "status" => status: Field<Status<'a>>,
+    }
+}
+
+view! {
+    /// `status` of a VM: whether its VMI exists, and the conditions KubeVirt mirrors from it.
+    Status<'a> {
+        "created" => created: Option<Scalar<'a>>,
+        "conditions" => conditions: List<Condition<'a>>,
+    }
+}
+
+view! {
+    /// A condition of a VM's (or a VMI's) `status.conditions`.
+    Condition<'a> {
+        "type" => kind: Option<Scalar<'a>>,
+        "status" => status: Option<Scalar<'a>>,
+        "reason" => reason: Option<Scalar<'a>>,
+        "message" => message: Option<Scalar<'a>>,
     }
 }
 
@@ -262,6 +281,24 @@ impl<'a> Vm<'a> {
         self.metadata.get()?.labels.get()
     }
 
+    /// Whether the VM's VMI exists (`status.created: true`, `vm.go:2461-2462`).
+    pub(crate) fn running(&self) -> bool {
+        self.status
+            .get()
+            .and_then(|s| s.created.as_ref())
+            .is_some_and(|c| *c == Scalar::Bool(true))
+    }
+
+    /// The condition `kind` of `status.conditions`.
+    pub(crate) fn condition(&self, kind: &str) -> Option<&Condition<'a>> {
+        let status = self.status.get()?;
+        status
+            .conditions
+            .items
+            .iter()
+            .find(|c| c.kind.as_ref().and_then(Scalar::as_str) == Some(kind))
+    }
+
     /// `spec` when it is an object.
     pub(crate) fn spec(&self) -> Option<&Spec<'a>> {
         self.spec.get()
@@ -405,6 +442,7 @@ pub(crate) fn parse_whole(text: &str) -> Result<Vm<'_>, String> {
 static EMPTY: Vm<'static> = Vm {
     metadata: Field::Absent,
     spec: Field::Absent,
+    status: Field::Absent,
     _text: std::marker::PhantomData,
 };
 

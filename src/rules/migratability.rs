@@ -105,10 +105,12 @@ pub(crate) fn needs(vmi: &Vmi, rules: Option<Rules>) -> Needs {
     let plugin = primary_interface(vmi).is_some_and(|i| i.binding() == Some("binding"));
     let one_gpu = vmi.gpus.len() == 1;
     let reservation = vmi.disks.iter().any(reserved);
+    // What v1.6 and v1.7 prune (`passtBinding`, `snp`, `tdx`) is no reason to read the release:
+    // an unknown release is v1.9 (docs/rules.md).
     Needs {
         configuration: vmi.default_interface.is_some()
             || plugin
-            || (one_gpu && rules != Some(Rules::V1_8)),
+            || (one_gpu && rules.is_none_or(|r| r >= Rules::V1_9)),
         version: one_gpu || reservation,
     }
 }
@@ -147,7 +149,10 @@ fn interface_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findi
         return;
     };
     let what = match interface.binding() {
-        Some("masquerade" | "passtBinding") => return,
+        Some("masquerade") => return,
+        // v1.6 and v1.7 have no `passtBinding`: the API server prunes it, no binding is left.
+        Some("passtBinding") if context.rules < Rules::V1_8 => "no binding".to_owned(),
+        Some("passtBinding") => return,
         Some("bridge") if vmi.annotations.contains_key(ALLOW_POD_BRIDGE) => return,
         Some("binding") => {
             let plugin = interface.plugin();
@@ -193,7 +198,7 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
     }
     match (context.rules, &*vmi.gpus) {
         (_, []) => {}
-        (Rules::V1_8, gpus) => {
+        (rules, gpus) if rules < Rules::V1_9 => {
             for gpu in gpus {
                 found.reasons.push(Reason::new(
                     REASON,
@@ -201,7 +206,7 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
                 ));
             }
         }
-        (Rules::V1_9, [gpu]) => {
+        (_, [gpu]) => {
             let name = name_of(&gpu.name, &gpu.device_name);
             let device = gpu.device_name.as_ref().and_then(Scalar::as_str);
             if !context.config.gate(VGPU_GATE) {
@@ -216,7 +221,7 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
                 ));
             }
         }
-        (Rules::V1_9, gpus) => {
+        (_, gpus) => {
             let names: Vec<String> = gpus
                 .iter()
                 .map(|g| name_of(&g.name, &g.device_name))
@@ -235,19 +240,21 @@ fn host_device_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Fin
 
 /// `SEVNotLiveMigratable` (`launchSecurity.sev` or `.snp`), else `TDXNotLiveMigratable`
 /// (`launchSecurity.tdx`): `pkg/util/amd64.go:22-27`, `62-64`; `vm.go:1264-1268`.
-fn sev_or_tdx_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Findings) {
+fn sev_or_tdx_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findings) {
     let Some(security) = vmi.launch_security.and_then(|s| s.get()) else {
         return;
     };
+    // v1.6 knows only `sev` (v1.6.6 `amd64.go:22-24`): the API server prunes `snp` and `tdx`.
+    let newer = context.rules >= Rules::V1_7;
     if let Some(kind) = [("sev", security.sev), ("snp", security.snp)]
         .into_iter()
-        .find_map(|(kind, seen)| seen.0.then_some(kind))
+        .find_map(|(kind, seen)| (seen.0 && (kind == "sev" || newer)).then_some(kind))
     {
         found.reasons.push(Reason::new(
             ReasonKind::SEVNotLiveMigratable,
             format!("launch security {kind}"),
         ));
-    } else if security.tdx.0 {
+    } else if security.tdx.0 && newer {
         found.reasons.push(Reason::new(
             ReasonKind::TDXNotLiveMigratable,
             "launch security tdx",
@@ -266,9 +273,10 @@ fn secure_execution_not_live_migratable(vmi: &Vmi, _: &Context, found: &mut Find
 }
 
 /// `PersistentReservationNotLiveMigratable`, through v1.8.x only (v1.8.4 `vm.go:1221-1223`,
-/// `pkg/storage/reservation/pr.go:60-67`): a LUN disk with `reservation: true`.
+/// `pkg/storage/reservation/pr.go:60-67`; v1.7.4 `vm.go:1211-1213`, v1.6.6 `vm.go:1210-1212`): a
+/// LUN disk with `reservation: true`.
 fn persistent_reservation_not_live_migratable(vmi: &Vmi, context: &Context, found: &mut Findings) {
-    if context.rules != Rules::V1_8 {
+    if context.rules >= Rules::V1_9 {
         return;
     }
     for disk in vmi.disks.iter() {

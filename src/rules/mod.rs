@@ -8,5 +8,6 @@ pub mod eviction;
 pub(crate) mod kubevirt;
 pub mod label_sync;
 pub(crate) mod labels;
+pub(crate) mod live_update;
 pub mod migratability;
 pub(crate) mod vmi;

@@ -297,8 +297,8 @@ fn apply_preference<'a>(vmi: &mut Vmi<'a>, preference: &'a Preference<'a>, rules
     if rules >= Rules::V1_9 && vmi.launch_security.is_none() {
         vmi.launch_security = Some(&preference.preferred_launch_security).filter(|s| set(s));
     }
-    // preferredArchitecture (architecture.go:26-34).
-    if vmi.architecture.is_none() {
+    // preferredArchitecture (architecture.go:26-34), v1.7.0 on (v1.6 has no such field).
+    if rules >= Rules::V1_7 && vmi.architecture.is_none() {
         vmi.architecture = string(&preference.preferred_architecture);
     }
     add_annotations(vmi, &preference.annotations);

@@ -42,7 +42,7 @@ pub fn assess(vm: &Value, settings: &Settings, cluster: &dyn Cluster) -> Assessm
         .unwrap_or_else(Whole::empty);
     let vm = whole.vm();
     let namespace = vm.namespace();
-    let review = Review::new(Operation::Create, settings, namespace, cluster, None);
+    let review = Review::new(Operation::Create, settings, namespace, cluster, &text, None);
     let (eviction_strategy, source) = match effective_without_lookup(vm, settings) {
         Some((strategy, source)) => (Some(EvictionStrategy::parse(&strategy)), source),
         None if settings.cluster_lookups => match review

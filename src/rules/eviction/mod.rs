@@ -68,6 +68,12 @@ pub(crate) fn validate(vm: &Vm, review: &Review, verdict: &mut Verdict) {
     }
 }
 
+/// What keeps `vm` from migrating, as V7 computes it with its lookups (the live-update rules ask
+/// it of the old object of an UPDATE when the VM's status does not say).
+pub(crate) fn reasons(vm: Whole, review: &Review) -> Findings {
+    findings(vm, review)
+}
+
 /// Whether V7 (or its `fix`) may read the VM's devices, volumes and networks
 /// ([`Vm::load_later`]): not when `nonMigratable` is `ignore`, nor when the VM sets a strategy of
 /// its own other than `LiveMigrate`, which no mutation changes.
