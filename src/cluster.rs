@@ -183,11 +183,23 @@ fn why_text(text: String) -> String {
     text.get(..end).unwrap_or(text).to_owned()
 }
 
+/// Reads an answer through the deserializer the settings are read with (serde_path_to_error over
+/// text), the path dropped: the configuration's reader, which the `kubevirt.configuration`
+/// setting shares with the CR's `spec.configuration`, is then compiled once, not once a reader.
+fn read_as_settings<'a, T: serde::Deserialize<'a>>(answer: &'a [u8]) -> Result<T, String> {
+    let text = std::str::from_utf8(answer).map_err(|e| e.to_string())?;
+    let deserializer = &mut serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut *deserializer)
+        .map_err(|e| e.into_inner().to_string())?;
+    deserializer.end().map_err(|e| e.to_string())?;
+    Ok(value)
+}
+
 /// The first KubeVirt CR of a `list_resources_all` answer (`Ok(None)`: the list is empty). The
 /// list's own `apiVersion` and `kind` are not checked: hosts answer `kubevirt.io/v1 KubeVirtList`
 /// or a plain `v1 List`.
 pub fn kubevirt_from_list(answer: &[u8]) -> Result<Option<KubeVirtCr>, String> {
-    let list = serde_json::from_slice::<Option<Items>>(answer)
+    let list = read_as_settings::<Option<Items>>(answer)
         .map_err(|e| format!("list all resources response: {e}"))?
         .unwrap_or_default();
     Ok(list

@@ -216,6 +216,39 @@ fn deep_nesting_is_refused_where_read_and_skipped_elsewhere() {
     );
 }
 
+/// docs/rules.md L1: a running VM's template spec nested past serde_json's limit, in a member no
+/// other rule reads, is skipped by the request's reading but not parsed by the live-update rules:
+/// a warning, the update allowed.
+#[test]
+fn a_template_spec_nested_too_deep_is_not_checked_for_live_updates() {
+    let running = json!([{"op": "add", "path": "/status", "value": {"created": true}}]);
+    let old = patched(fixture("web-01-migratable"), &running);
+    let socket =
+        json!([{"op": "replace", "path": "/spec/template/spec/domain/cpu/sockets", "value": 2}]);
+    let new = patched(old.clone(), &socket);
+    let settings = json!({"clusterLookups": false});
+    let text = String::from_utf8(payload(vm_request("UPDATE", new, Some(old)), settings)).unwrap();
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    assert_eq!(
+        text.matches("\"domain\":").count(),
+        2,
+        "one template spec each"
+    );
+    let nested = text.replace("\"domain\":", &format!("\"x\":{deep},\"domain\":"));
+    let got = answer(nested.as_bytes());
+    assert_eq!(got["accepted"], json!(true), "{got}");
+    let warnings = got["warnings"].as_array().cloned().unwrap_or_default();
+    // `{"x":` and 127 brackets: the spec's own object is the first of serde_json's 128 levels.
+    let column = 5 + 127;
+    assert_eq!(
+        warnings,
+        [json!(format!(
+            "spec.template.spec: not read (recursion limit exceeded at line 1 column {column}); live updates not checked"
+        ))],
+        "{got}"
+    );
+}
+
 #[test]
 fn a_large_object_is_evaluated() {
     let mut annotations = Map::new();

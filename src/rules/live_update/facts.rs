@@ -205,19 +205,23 @@ fn limits(old: &Scalar, new: &Scalar, vmi: Option<&Scalar>, config: &Configurati
     let live = config.live_update_configuration.clone().unwrap_or_default();
     let ratio = config.max_hotplug_ratio();
     let sockets = number(old, &["domain", "cpu", "sockets"]).unwrap_or(1);
-    let per_socket = number(old, &["domain", "cpu", "cores"]).unwrap_or(1)
-        * number(old, &["domain", "cpu", "threads"]).unwrap_or(1);
+    // Saturating: no count in a request may overflow (and trap) the module.
+    let per_socket = number(old, &["domain", "cpu", "cores"])
+        .unwrap_or(1)
+        .saturating_mul(number(old, &["domain", "cpu", "threads"]).unwrap_or(1));
     let computed_sockets = number(old, &["domain", "cpu", "maxSockets"])
         .or_else(|| {
             live.max_cpu_sockets
                 .filter(|m| *m > 0)
                 .map(|m| m.max(sockets))
         })
-        .unwrap_or_else(|| (sockets * ratio).min((512 / per_socket.max(1)).max(sockets)));
+        .unwrap_or_else(|| {
+            (sockets.saturating_mul(ratio)).min((512 / per_socket.max(1)).max(sockets))
+        });
     let guest = quantity(old, &["domain", "memory", "guest"]);
     let computed_guest = quantity(old, &["domain", "memory", "maxGuest"])
         .or_else(|| live.max_guest.as_deref().and_then(bytes))
-        .or_else(|| guest.map(|g| g * ratio));
+        .or_else(|| guest.map(|g| g.saturating_mul(ratio)));
     let (max_sockets, max_guest, guest_at_boot) = match vmi {
         Some(vmi) => (
             number(vmi, &["spec", "domain", "cpu", "maxSockets"]).unwrap_or(0),

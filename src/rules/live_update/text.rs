@@ -1,96 +1,83 @@
 //! A VM's own text as the live-update rules read it (L1): `spec.template.spec` kept as written
 //! until the old and the new one differ, then parsed; the VM's name and the VM-level fields that
-//! decide a change's fate.
+//! decide a change's fate. Read by the views' reader, so it adds no JSON reader of its own.
 
-use crate::object::view::Scalar;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// A VM's text as far as the live-update rules read it: its name, and `spec.template.spec` and
-/// the VM-level fields beside it, as raw text until a change is found.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-pub(super) struct Text<'a> {
-    #[serde(borrow)]
-    metadata: Option<Metadata<'a>>,
-    #[serde(borrow)]
-    spec: Option<Spec<'a>>,
+use crate::object::view::{self, Field, Scalar, view};
+
+view! {
+    /// A VM's text as far as the live-update rules read it: its name, and `spec.template.spec`
+    /// and the VM-level fields beside it, as raw text until a change is found.
+    Text<'a> {
+        "metadata" => metadata: Field<Metadata<'a>>,
+        "spec" => spec: Field<Spec<'a>>,
+    }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Metadata<'a> {
-    #[serde(borrow)]
-    name: Option<&'a RawValue>,
+view! {
+    Metadata<'a> {
+        "name" => name: Option<Scalar<'a>>,
+    }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct Spec<'a> {
-    #[serde(borrow)]
-    template: Option<Template<'a>>,
-    #[serde(borrow)]
-    update_volumes_strategy: Option<&'a RawValue>,
-    #[serde(borrow)]
-    run_strategy: Option<&'a RawValue>,
-    #[serde(borrow)]
-    running: Option<&'a RawValue>,
+view! {
+    Spec<'a> {
+        "template" => template: Field<Template<'a>>,
+        "updateVolumesStrategy" => update_volumes_strategy: Option<Scalar<'a>>,
+        "runStrategy" => run_strategy: Option<Scalar<'a>>,
+        "running" => running: Option<Scalar<'a>>,
+    }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Template<'a> {
-    #[serde(borrow)]
-    spec: Option<&'a RawValue>,
+view! {
+    Template<'a> {
+        "spec" => spec: Option<&'a RawValue>,
+    }
 }
 
 impl<'a> Text<'a> {
+    /// Reads a VM's text; an object or `null`, as the request's reading already found it.
     pub(super) fn read(text: &'a str) -> Result<Text<'a>, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
+        Ok(view::parse(text)?.unwrap_or_default())
     }
 
     fn spec(&self) -> Option<&Spec<'a>> {
-        self.spec.as_ref()
+        self.spec.get()
     }
 
     /// `spec.template.spec` as written.
     pub(super) fn template_spec(&self) -> Option<&'a str> {
-        Some(self.spec()?.template.as_ref()?.spec?.get())
+        Some(self.spec()?.template.get()?.spec?.get())
     }
 
-    /// `spec.template.spec` parsed (`null` when absent).
-    pub(super) fn spec_value(&self) -> Result<Scalar<'a>, serde_json::Error> {
-        self.template_spec()
-            .map_or(Ok(Scalar::Null), serde_json::from_str)
-    }
-
-    fn string(raw: Option<&'a RawValue>) -> Option<String> {
-        serde_json::from_str::<String>(raw?.get()).ok()
+    /// `spec.template.spec` parsed (`null` when absent); an error only past serde_json's nesting
+    /// limit, which the first reading, skipping it, does not meet.
+    pub(super) fn spec_value(&self) -> Result<Scalar<'a>, String> {
+        self.template_spec().map_or(Ok(Scalar::Null), |text| {
+            serde_json::from_str(text).map_err(|e| e.to_string())
+        })
     }
 
     /// `metadata.name`.
     pub(super) fn name(&self) -> Option<String> {
-        Text::string(self.metadata.as_ref()?.name)
+        let name = self.metadata.get()?.name.as_ref()?;
+        name.as_str().map(str::to_owned)
     }
 
     /// `spec.updateVolumesStrategy: Migration`.
     pub(super) fn volume_migration(&self) -> bool {
-        let strategy = self
-            .spec()
-            .and_then(|s| Text::string(s.update_volumes_strategy));
-        strategy.as_deref() == Some("Migration")
+        let strategy = self.spec().and_then(|s| s.update_volumes_strategy.as_ref());
+        strategy.and_then(Scalar::as_str) == Some("Migration")
     }
 
     /// `spec.runStrategy` and `spec.running`, each as JSON (`null` is unset).
     pub(super) fn run_strategy(&self) -> (Option<Scalar<'a>>, Option<Scalar<'a>>) {
-        let value = |raw: Option<&'a RawValue>| {
-            raw.and_then(|r| serde_json::from_str::<Scalar>(r.get()).ok())
-                .filter(|v| *v != Scalar::Null)
-        };
-        let spec = self.spec.as_ref();
+        let value = |v: Option<&Scalar<'a>>| v.filter(|v| **v != Scalar::Null).cloned();
+        let spec = self.spec();
         (
-            value(spec.and_then(|s| s.run_strategy)),
-            value(spec.and_then(|s| s.running)),
+            value(spec.and_then(|s| s.run_strategy.as_ref())),
+            value(spec.and_then(|s| s.running.as_ref())),
         )
     }
 }
