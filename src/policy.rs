@@ -6,13 +6,13 @@
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde_json::value::RawValue;
 
-use crate::admission::request::{Operation, Payload, Request};
+use crate::admission::request::{Operation, Payload, Request, Target};
 use crate::admission::response;
 use crate::admission::review::Review;
 use crate::admission::verdict::{MISCONFIGURED, UNPROCESSABLE, Verdict};
 use crate::cluster::{Cluster, Host};
-use crate::object::splice::{Edit, splice};
-use crate::object::view::{self, Scalar};
+use crate::object::splice::{Edit, splice_at};
+use crate::object::view::Scalar;
 use crate::object::vm::{self, OwnedPaths, Vm};
 use crate::rules::kubevirt::Cr;
 use crate::rules::{eviction, kubevirt, labels, live_update};
@@ -31,13 +31,6 @@ const VM_VALIDATIONS: [Validation; 3] =
 /// The KubeVirt CR is never mutated: K1–K3.
 const KUBEVIRT_VALIDATIONS: [fn(&Cr, &Review, &mut Verdict); 1] = [kubevirt::validate];
 
-/// What the gate routes a request to.
-#[derive(Debug, PartialEq, Eq)]
-enum Target {
-    VirtualMachine,
-    KubeVirt,
-}
-
 /// The `validate` waPC function: the cluster is read through Kubewarden's host calls.
 pub fn validate(payload: &[u8]) -> Vec<u8> {
     validate_with(payload, &Host::wapc())
@@ -45,11 +38,11 @@ pub fn validate(payload: &[u8]) -> Vec<u8> {
 
 /// `validate` with the cluster's answers from `cluster` (native tests and tools).
 pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
-    let payload = match Payload::text(payload) {
+    let text = match Payload::text(payload) {
         Ok(text) => text,
         Err(message) => return response::bad_request(message),
     };
-    let Payload { request, settings } = match Payload::parse(payload) {
+    let Payload { request, settings } = match Payload::parse(text) {
         Ok(payload) => payload,
         Err(message) => return response::bad_request(message),
     };
@@ -63,9 +56,6 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
         }
     };
     let unreadable = |why: String| response::reject(format!("object: {why}"), UNPROCESSABLE);
-    let Some(object) = request.object else {
-        return unreadable("missing".to_owned());
-    };
     let review = |namespace: Option<&'_ str>| {
         let namespace = match request.namespace.as_deref() {
             Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
@@ -75,7 +65,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
     };
     match target {
         Target::VirtualMachine => {
-            let vm: Vm = match view::parse(object.get()) {
+            let vm: Vm = match request.object.into_vm() {
                 Ok(Some(vm)) => vm,
                 Ok(None) => return unreadable("missing".to_owned()),
                 Err(why) => return unreadable(why),
@@ -86,13 +76,13 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
                 &settings,
                 namespace.as_deref(),
                 cluster,
-                object.get(),
+                text,
                 request.old_object,
             );
-            virtual_machine(vm, object, &review)
+            virtual_machine(vm, text, &review)
         }
         Target::KubeVirt => {
-            let cr: Cr = match view::parse(object.get()) {
+            let cr: Cr = match request.object.into_view() {
                 Ok(Some(cr)) => cr,
                 Ok(None) => return unreadable("missing".to_owned()),
                 Err(why) => return unreadable(why),
@@ -103,7 +93,7 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
                 &settings,
                 namespace.as_deref(),
                 cluster,
-                object.get(),
+                text,
                 request.old_object,
             );
             let mut verdict = Verdict::default();
@@ -117,20 +107,16 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
 
 /// G1–G3: which rules apply; `None` means accept untouched.
 fn gate(request: &Request) -> Option<(Target, Operation)> {
-    if request.kind.group != "kubevirt.io" || request.is_subresource() {
+    if request.is_subresource() {
         return None;
     }
-    let target = match request.kind.kind.as_ref() {
-        "VirtualMachine" => Target::VirtualMachine,
-        "KubeVirt" => Target::KubeVirt,
-        _ => return None,
-    };
-    Some((target, request.operation()?))
+    Some((request.kind.target()?, request.operation()?))
 }
 
 /// G5, mutation, then validation of the mutated object. The mutation steps' warnings follow the
-/// validation's: they say what the policy did about what validation found.
-fn virtual_machine(mut vm: Vm, raw: &RawValue, review: &Review) -> Vec<u8> {
+/// validation's: they say what the policy did about what validation found. `payload`: the
+/// payload's text, whose `request.object` a mutation splices.
+fn virtual_machine(mut vm: Vm, payload: &str, review: &Review) -> Vec<u8> {
     if let Err(message) = labels::check_shape(&vm) {
         return response::reject(message, UNPROCESSABLE);
     }
@@ -173,7 +159,7 @@ fn virtual_machine(mut vm: Vm, raw: &RawValue, review: &Review) -> Vec<u8> {
         .iter()
         .map(|(path, value)| (*path, &**value))
         .collect();
-    match splice(raw, &edits) {
+    match splice_at(payload, &["request", "object"], &edits) {
         Some(spliced) => response::respond(verdict, Some(spliced)),
         // The shape checks refuse such an object before any mutation.
         None => response::reject(

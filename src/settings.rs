@@ -169,8 +169,13 @@ impl Settings {
         Ok(settings.unwrap_or_default())
     }
 
-    /// Parses and checks settings: the one entry point for both waPC functions.
+    /// Parses and checks settings: the one entry point for both waPC functions. Every request
+    /// carries its settings: the common `{}` (and a payload without settings) are the defaults,
+    /// valid by construction, without a reading.
     pub fn load(raw: &[u8]) -> Result<Settings, String> {
+        if raw == b"{}" {
+            return Ok(Settings::default());
+        }
         let settings = Settings::from_json(raw)?;
         settings.validate()?;
         Ok(settings)
@@ -361,4 +366,19 @@ fn is_dns_subdomain(prefix: &str) -> bool {
                 && lower_alnum(&b[b.len() - 1])
                 && b.iter().all(|c| lower_alnum(c) || *c == b'-')
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `load`'s shortcut for `{}` answers what reading and checking `{}` answers.
+    #[test]
+    fn empty_settings_are_the_checked_defaults() -> Result<(), String> {
+        let read = Settings::from_json(b"{}")?;
+        read.validate()?;
+        assert_eq!(read, Settings::default());
+        assert_eq!(Settings::load(b"{}")?, read);
+        Ok(())
+    }
 }

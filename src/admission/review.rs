@@ -18,8 +18,8 @@ pub(crate) struct Review<'a> {
     /// The request's namespace (the object's `metadata.namespace` when the request names none).
     pub(crate) namespace: Option<&'a str>,
     pub(crate) cluster: Lookups<'a>,
-    /// The request's `object` and `oldObject` as sent.
-    object_text: &'a str,
+    /// The payload's text (its `request.object` as sent) and the request's `oldObject`.
+    payload: &'a str,
     old_raw: Option<&'a RawValue>,
     old: OnceCell<Option<Vm<'a>>>,
 }
@@ -30,7 +30,7 @@ impl<'a> Review<'a> {
         settings: &'a Settings,
         namespace: Option<&'a str>,
         cluster: &'a dyn Cluster,
-        object_text: &'a str,
+        payload: &'a str,
         old_raw: Option<&'a RawValue>,
     ) -> Self {
         Review {
@@ -38,7 +38,7 @@ impl<'a> Review<'a> {
             settings,
             namespace: namespace.filter(|ns| !ns.is_empty()),
             cluster: Lookups::new(cluster),
-            object_text,
+            payload,
             old_raw,
             old: OnceCell::new(),
         }
@@ -58,10 +58,16 @@ impl<'a> Review<'a> {
             .as_ref()
     }
 
-    /// The texts of the request's `object` and, on an UPDATE that has one, its `oldObject`.
-    pub(crate) fn texts(&self) -> (&'a str, Option<&'a str>) {
+    /// The payload's text, for a rule that reads `request.object` as written (the pipeline read
+    /// it as a view, in the payload's pass).
+    pub(crate) fn payload(&self) -> &'a str {
+        self.payload
+    }
+
+    /// The text of the old object, on an UPDATE that has one.
+    pub(crate) fn old_text(&self) -> Option<&'a str> {
         let old = self.old_raw.filter(|_| self.operation == Operation::Update);
-        (self.object_text, old.map(RawValue::get))
+        old.map(RawValue::get)
     }
 
     /// `old.metadata.labels[key]`.

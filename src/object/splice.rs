@@ -31,20 +31,94 @@ enum Member<'a, 'e> {
     NotObject,
 }
 
-/// `raw` read for `edits`: objects along a path are created where absent or `null`; of duplicate
-/// keys the last gets the edit (the one a JSON parser keeps), the earlier ones are written as they
-/// were, but for an earlier one on an edited path that is not an object, which is left out.
-/// `None` when the last value along a path is neither an object nor `null` (the shape checks
-/// reject that before any mutation) or an edit's path is empty.
-pub(crate) fn splice<'a, 'e>(raw: &'a RawValue, edits: &[Edit<'e>]) -> Option<Spliced<'a, 'e>> {
+/// The value at `at` in `text` (a path of objects: `["request", "object"]` of the payload, `[]`
+/// for the whole text) read for `edits`; the objects along `at` are read only to find it, taking
+/// the last of duplicate keys, everything else is skipped. Along an edit's path objects are
+/// created where absent or `null`; of duplicate keys the last gets the edit (the one a JSON parser
+/// keeps), the earlier ones are written as they were, but for an earlier one on an edited path
+/// that is not an object, which is left out. `None` when there is no value at `at`, when the last
+/// value along a path is neither an object nor `null` (the shape checks reject that before any
+/// mutation) or an edit's path is empty.
+pub(crate) fn splice_at<'a, 'e>(
+    text: &'a str,
+    at: &[&str],
+    edits: &[Edit<'e>],
+) -> Option<Spliced<'a, 'e>> {
     if edits.iter().any(|(path, _)| path.is_empty()) {
         return None;
     }
-    let seed = Seed(edits.to_vec());
-    seed.deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
+    At { at, edits }
+        .deserialize(&mut serde_json::Deserializer::from_str(text))
         .ok()
         .flatten()
         .filter(Spliced::takes_its_edits)
+}
+
+/// Finds the value at a path of objects, then reads it as [`Seed`] does.
+struct At<'p, 'e> {
+    at: &'p [&'p str],
+    edits: &'p [Edit<'e>],
+}
+
+impl<'de, 'e> DeserializeSeed<'de> for At<'_, 'e> {
+    type Value = Option<Spliced<'de, 'e>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        match self.at.first() {
+            None => Seed(self.edits.to_vec()).deserialize(deserializer),
+            Some(_) => deserializer.deserialize_map(self),
+        }
+    }
+}
+
+impl<'de, 'e> Visitor<'de> for At<'_, 'e> {
+    type Value = Option<Spliced<'de, 'e>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let (first, below) = match self.at.split_first() {
+            Some((first, below)) => (*first, below),
+            None => return Ok(None),
+        };
+        let mut found = None;
+        while let Some(named) = map.next_key_seed(Named(first))? {
+            if named {
+                found = map.next_value_seed(At {
+                    at: below,
+                    edits: self.edits,
+                })?;
+            } else {
+                map.next_value::<de::IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Whether a key is the given one (no copy of the key).
+struct Named<'k>(&'k str);
+
+impl<'de> DeserializeSeed<'de> for Named<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Named<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<bool, E> {
+        Ok(key == self.0)
+    }
 }
 
 /// The edits that go on below `key`, relative to it.
@@ -251,7 +325,7 @@ mod tests {
 
     fn spliced(raw: &str, edits: &[Edit]) -> serde_json::Result<Option<String>> {
         let raw = RawValue::from_string(raw.to_owned())?;
-        splice(&raw, edits)
+        splice_at(raw.get(), &[], edits)
             .map(|s| {
                 let text = serde_json::to_string(&s)?;
                 // The answer's reservation holds the written object: it is never copied to grow.

@@ -306,10 +306,29 @@ pub(crate) use view;
 pub(crate) fn parse<'a, T: Members<'a> + Default>(text: &'a str) -> Result<Option<T>, String> {
     let mut field = Field::<T>::Absent;
     read(text, Slot::Object(&mut field))?;
-    match field {
-        Field::Object(object) => Ok(Some(object)),
-        Field::Absent | Field::Null => Ok(None),
-        Field::Other(kind) => Err(format!("must be a JSON object, got {kind}")),
+    field.into_parsed()
+}
+
+/// Reads one JSON value into `field`, within a larger reading (the payload's): what [`parse`]
+/// reads, followed by [`Field::into_parsed`].
+pub(crate) fn seed<'s, 'a, T: Members<'a> + Default>(
+    field: &'s mut Field<T>,
+) -> impl DeserializeSeed<'a, Value = ()> + 's
+where
+    'a: 's,
+{
+    SlotSeed(Slot::Object(field))
+}
+
+impl<T> Field<T> {
+    /// What [`parse`] answers for the value read: `None` for absent or `null`, an error naming
+    /// the type for anything but an object.
+    pub(crate) fn into_parsed(self) -> Result<Option<T>, String> {
+        match self {
+            Field::Object(object) => Ok(Some(object)),
+            Field::Absent | Field::Null => Ok(None),
+            Field::Other(kind) => Err(format!("must be a JSON object, got {kind}")),
+        }
     }
 }
 

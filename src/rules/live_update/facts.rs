@@ -148,7 +148,7 @@ fn migratable(old: &Vm, vmi: Option<&Scalar>, review: &Review) -> Result<(), Str
             Err(format!("LiveMigratable False: {reason}"))
         }
         _ => {
-            let (_, old_text) = review.texts();
+            let old_text = review.old_text();
             let whole = old_text.and_then(|t| vm::parse_whole(t).ok());
             let Some(whole) = whole.as_ref().and_then(Vm::whole) else {
                 return Ok(());

@@ -24,13 +24,13 @@ pub(crate) fn validate(vm: &Vm, review: &Review, verdict: &mut Verdict) {
     if mode == Mode::Ignore {
         return;
     }
-    let (Some(old), (new_text, Some(old_text))) = (review.old(), review.texts()) else {
+    let (Some(old), Some(old_text)) = (review.old(), review.old_text()) else {
         return;
     };
     if !old.running() {
         return;
     }
-    let (new_vm, old_vm) = match (Text::read(new_text), Text::read(old_text)) {
+    let (new_vm, old_vm) = match (Text::of_request(review.payload()), Text::read(old_text)) {
         (Ok(new), Ok(old)) => (new, old),
         (Err(why), _) | (_, Err(why)) => return not_read(&why, verdict),
     };

@@ -36,7 +36,33 @@ view! {
     }
 }
 
+view! {
+    /// The payload as far as [`Text::of_request`] reads it (the request reader has refused a
+    /// repeated member).
+    Payload<'a> {
+        "request" => request: Field<Request<'a>>,
+    }
+}
+
+view! {
+    Request<'a> {
+        "object" => object: Field<Text<'a>>,
+    }
+}
+
 impl<'a> Text<'a> {
+    /// The text of the payload's `request.object`.
+    pub(super) fn of_request(payload: &'a str) -> Result<Text<'a>, String> {
+        let request = view::parse::<Payload>(payload)?.map(|p| p.request);
+        match request {
+            Some(Field::Object(Request {
+                object: Field::Object(text),
+                ..
+            })) => Ok(text),
+            _ => Ok(Text::default()),
+        }
+    }
+
     /// Reads a VM's text; an object or `null`, as the request's reading already found it.
     pub(super) fn read(text: &'a str) -> Result<Text<'a>, String> {
         Ok(view::parse(text)?.unwrap_or_default())
