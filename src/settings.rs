@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use kubewarden_policy_sdk::settings::Validatable;
 use serde::Deserialize;
 
+use crate::cluster::KubeVirtCr;
 use crate::configuration::{Configuration, Rules, WorkloadUpdateStrategy, parse_version};
 use crate::listing::listed;
 use crate::object::view::objects::{object, objects, optional_object};
@@ -275,6 +276,23 @@ impl KubevirtSettings {
             .as_deref()
             .and_then(parse_version)
             .map(Rules::of)
+    }
+
+    /// The configuration and the rules: each the settings' own, else the KubeVirt CR's (its
+    /// `spec.configuration`, its `status.observedKubeVirtVersion`) when `cr` was read; an unknown
+    /// release is `None`.
+    pub(crate) fn or_cr(&self, cr: Option<&KubeVirtCr>) -> (Configuration, Option<Rules>) {
+        let config = self
+            .configuration
+            .clone()
+            .or_else(|| cr.map(|cr| cr.configuration.clone()))
+            .unwrap_or_default();
+        let rules = self.rules().or_else(|| {
+            cr.and_then(|cr| cr.observed_version.as_deref())
+                .and_then(parse_version)
+                .map(Rules::of)
+        });
+        (config, rules)
     }
 }
 

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use crate::admission::review::Review;
-use crate::configuration::{Configuration, Rules, parse_version};
+use crate::configuration::{Configuration, Rules};
 use crate::listing::listed;
 use crate::object::view::{self, Field, Members, Scalar};
 use crate::object::vm::{self, Spec, Vm, Whole};
@@ -73,23 +73,12 @@ pub(super) fn effective_without_lookup<'a>(
 /// The configuration and the rules migratability is judged with: the settings' own, else the
 /// KubeVirt CR's when it has been read (its `observed_version` for the rules).
 fn known(review: &Review) -> (Configuration, Option<Rules>) {
-    let kubevirt = &review.settings.kubevirt;
     let cr = review
         .cluster
         .kubevirt_read()
         .then(|| review.cluster.kubevirt(""))
         .flatten();
-    let config = kubevirt
-        .configuration
-        .clone()
-        .or_else(|| cr.map(|cr| cr.configuration.clone()))
-        .unwrap_or_default();
-    let rules = kubevirt.rules().or_else(|| {
-        cr.and_then(|cr| cr.observed_version.as_deref())
-            .and_then(parse_version)
-            .map(Rules::of)
-    });
-    (config, rules)
+    review.settings.kubevirt.or_cr(cr)
 }
 
 /// What keeps the VM from migrating, with the lookups of rule V7 (docs/rules.md) in their order:

@@ -9,7 +9,7 @@ use super::outcome::{Facts, Limits};
 use super::quantity::bytes;
 use super::text::Text;
 use crate::admission::review::Review;
-use crate::configuration::{Configuration, Rules, WorkloadUpdateStrategy, parse_version};
+use crate::configuration::{Configuration, Rules, WorkloadUpdateStrategy};
 use crate::object::view::Scalar;
 use crate::object::vm::{self, Vm};
 use crate::rules::eviction;
@@ -33,19 +33,8 @@ impl Cluster {
         let cr = (review.settings.cluster_lookups && !complete)
             .then(|| review.cluster.kubevirt("treated as None"))
             .flatten();
-        let configuration = kubevirt
-            .configuration
-            .clone()
-            .or_else(|| cr.map(|cr| cr.configuration.clone()))
-            .unwrap_or_default();
-        let rules = kubevirt
-            .rules()
-            .or_else(|| {
-                cr.and_then(|cr| cr.observed_version.as_deref())
-                    .and_then(parse_version)
-                    .map(Rules::of)
-            })
-            .unwrap_or(Rules::V1_9);
+        let (configuration, rules) = kubevirt.or_cr(cr);
+        let rules = rules.unwrap_or(Rules::V1_9);
         let strategy: Option<&WorkloadUpdateStrategy> = kubevirt
             .workload_update_strategy
             .as_ref()
