@@ -73,6 +73,7 @@ fn section_holds_the_metadata_field_by_field() -> Result<(), Error> {
             {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachineInstancetype"},
             {"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": "VirtualMachinePreference"},
             {"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt"},
+            {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance"},
             {"apiVersion": "v1", "kind": "PersistentVolumeClaim"}
         ])
     );
@@ -316,7 +317,7 @@ fn metadata_validation_errors() -> Result<(), Error> {
                 "apiVersion: v1\n    kind: KubeVirt",
                 "apiVersion: kubevirt.io/v1\n    kind: KubeVirt",
             ),
-            "contextAwareResources[5]: kubevirt.io/v1/KubeVirt is listed twice",
+            "contextAwareResources[6]: kubevirt.io/v1/KubeVirt is listed twice",
         ),
         (
             "bad author",
