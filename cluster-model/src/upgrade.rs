@@ -127,9 +127,46 @@ pub struct VmiUpdate {
     /// For `Restart` and `MayStayOff`: the strategy of the VMI started again (the VM's, else the
     /// cluster's).
     pub after_restart: Option<EvictionStrategy>,
+    /// The live updates it waits for (U10: `HotVCPUChange`, `HotMemoryChange`,
+    /// `MigrationRequired`, `VolumesChange`), applied by the same migration or eviction as the
+    /// new launcher. Left out of the JSON when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending_live_updates: Vec<String>,
     /// Whether it goes through the eviction batches.
     #[serde(skip)]
     pub evicted: bool,
+}
+
+/// U10: the live updates a VMI waits for, as the workload updater reads its conditions
+/// (`isHotplugInProgress`, `isVolumesUpdateInProgress`, WU:319-331, the same in v1.6.0 to
+/// v1.9.0): `HotVCPUChange` of any status, the other three of status `True`.
+fn pending_live_updates(vmi: &Value) -> Vec<String> {
+    let conditions = vmi.pointer("/status/conditions").and_then(Value::as_array);
+    let text = |c: &Value, key: &str| c.get(key).and_then(Value::as_str).map(str::to_owned);
+    let mut pending: Vec<String> = conditions
+        .into_iter()
+        .flatten()
+        .filter(|c| match text(c, "type").as_deref() {
+            Some("HotVCPUChange") => true,
+            Some("HotMemoryChange" | "MigrationRequired" | "VolumesChange") => {
+                text(c, "status").as_deref() == Some("True")
+            }
+            _ => false,
+        })
+        .filter_map(|c| text(c, "type"))
+        .collect();
+    pending.sort_unstable();
+    pending.dedup();
+    pending
+}
+
+/// U10: a VMI with `status.migratedVolumes` is migrated whatever `LiveMigratable` says
+/// (WU:416-422; KubeVirt also validates the volumes, which the preview does not).
+fn volume_migration(vmi: &Value) -> bool {
+    let volumes = vmi
+        .pointer("/status/migratedVolumes")
+        .and_then(Value::as_array);
+    volumes.is_some_and(|v| !v.is_empty())
 }
 
 /// Whether the VMI counts as migratable: a `LiveMigratable` condition of status `True`
@@ -155,34 +192,52 @@ fn migratable(vmi: &Value) -> Result<(), String> {
     }
 }
 
-/// The updater's decision on one running VMI whose VM (if any) is `vm`.
-pub fn decide(vmi: &Value, vm: Option<&Value>, updater: &Updater) -> VmiUpdate {
-    let text = |object: &Value, pointer: &str| {
-        object
-            .pointer(pointer)
+/// A VMI's update before the updater decides (U1, U6, U10): who it is, its strategy, what it
+/// waits for.
+fn undecided(vmi: &Value, updater: &Updater) -> VmiUpdate {
+    let text = |pointer: &str| {
+        vmi.pointer(pointer)
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    let strategy = text(vmi, "/spec/evictionStrategy")
-        .or_else(|| updater.cluster_strategy.clone())
-        .map(|s| EvictionStrategy::parse(&s));
-    let mut update = VmiUpdate {
-        namespace: text(vmi, "/metadata/namespace").unwrap_or_default(),
-        name: text(vmi, "/metadata/name").unwrap_or_default(),
-        node: text(vmi, "/status/nodeName")
-            .or_else(|| text(vmi, "/metadata/labels/kubevirt.io~1nodeName")),
+    let pending = pending_live_updates(vmi);
+    let reasons = match pending.is_empty() {
+        true => Vec::new(),
+        false => vec![format!(
+            "pending live update ({}): applied by the same migration or eviction",
+            pending.join(", ")
+        )],
+    };
+    VmiUpdate {
+        namespace: text("/metadata/namespace").unwrap_or_default(),
+        name: text("/metadata/name").unwrap_or_default(),
+        node: text("/status/nodeName").or_else(|| text("/metadata/labels/kubevirt.io~1nodeName")),
         outcome: UpdateOutcome::StaysOutdated,
-        eviction_strategy: strategy.clone(),
-        reasons: Vec::new(),
+        eviction_strategy: text("/spec/evictionStrategy")
+            .or_else(|| updater.cluster_strategy.clone())
+            .map(|s| EvictionStrategy::parse(&s)),
+        reasons,
         run_strategy: None,
         after_restart: None,
+        pending_live_updates: pending,
         evicted: false,
-    };
+    }
+}
+
+/// The updater's decision on one running VMI whose VM (if any) is `vm`.
+pub fn decide(vmi: &Value, vm: Option<&Value>, updater: &Updater) -> VmiUpdate {
+    let mut update = undecided(vmi, updater);
+    let strategy = update.eviction_strategy.clone();
     let migratable = migratable(vmi);
-    if updater.live_migrate && migratable.is_ok() {
+    let volumes = volume_migration(vmi);
+    if updater.live_migrate && (migratable.is_ok() || volumes) {
         update.outcome = UpdateOutcome::Migrate;
+        let why = match migratable {
+            Ok(()) => "the VMI is migratable",
+            Err(_) => "a volume migration is pending (whatever LiveMigratable says)",
+        };
         update.reasons.push(format!(
-            "workloadUpdateMethods has LiveMigrate and the VMI is migratable: live-migrated, at most {} at a time",
+            "workloadUpdateMethods has LiveMigrate and {why}: live-migrated, at most {} at a time",
             updater.parallel_migrations
         ));
         return update;

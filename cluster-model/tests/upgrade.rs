@@ -260,3 +260,58 @@ fn updater_defaults_and_errors() {
         "{error}"
     );
 }
+
+/// U10: a VMI waiting for a live update gets the same outcome, says so, and lists the conditions
+/// (any `HotVCPUChange`, the others only `True`); a pending volume migration is migrated even
+/// when the VMI is not migratable.
+#[test]
+fn pending_live_updates_take_the_same_path() {
+    let updater = Updater::of(Some(&kubevirt(BOTH, None))).expect("an updater");
+    let mut hot = vmi("hot", Some("LiveMigrate"), NOT_MIGRATABLE);
+    hot["status"]["conditions"]
+        .as_array_mut()
+        .expect("conditions")
+        .extend([
+            json!({"type": "HotVCPUChange", "status": "False"}),
+            json!({"type": "HotMemoryChange", "status": "False"}),
+            json!({"type": "MigrationRequired", "status": "True"}),
+        ]);
+    let got = decide(&hot, Some(&vm("hot", None)), &updater);
+    assert_eq!(got.outcome, Blocks);
+    assert_eq!(
+        got.pending_live_updates,
+        ["HotVCPUChange", "MigrationRequired"]
+    );
+    assert_eq!(
+        got.reasons,
+        [
+            "pending live update (HotVCPUChange, MigrationRequired): applied by the same migration or eviction",
+            "evicted in a batch: LiveMigrate, LiveMigratable=False (HostDeviceNotLiveMigratable): the eviction is refused (429) at every batch, forever",
+        ]
+    );
+    let json = serde_json::to_value(&got).expect("JSON");
+    assert_eq!(
+        json["pendingLiveUpdates"],
+        json!(["HotVCPUChange", "MigrationRequired"])
+    );
+
+    let mut volumes = vmi("volumes", Some("LiveMigrate"), NOT_MIGRATABLE);
+    volumes["status"]["conditions"]
+        .as_array_mut()
+        .expect("conditions")
+        .push(json!({"type": "VolumesChange", "status": "True"}));
+    volumes["status"]["migratedVolumes"] = json!([{"volumeName": "disk0"}]);
+    let got = decide(&volumes, Some(&vm("volumes", None)), &updater);
+    assert_eq!(got.outcome, Migrate);
+    assert_eq!(
+        got.reasons[1],
+        "workloadUpdateMethods has LiveMigrate and a volume migration is pending (whatever LiveMigratable says): live-migrated, at most 5 at a time"
+    );
+
+    let plain = decide(&vmi("plain", None, MIGRATABLE), None, &updater);
+    let json = serde_json::to_value(&plain).expect("JSON");
+    assert!(
+        json.get("pendingLiveUpdates").is_none(),
+        "no field without a pending update: {json}"
+    );
+}
