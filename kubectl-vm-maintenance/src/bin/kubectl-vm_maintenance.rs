@@ -17,23 +17,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
-use kubectl_vm_maintenance::columns::{Layout, MIN_WIDTH, Output, explanation_width};
-use kubectl_vm_maintenance::dump_cluster::policy_settings;
-use kubectl_vm_maintenance::input::{Source, read_sources};
-use kubectl_vm_maintenance::label_sync;
-use kubectl_vm_maintenance::live::{self, Target};
-use kubectl_vm_maintenance::maintenance;
-use kubectl_vm_maintenance::preview::{self, Options, print};
-use kubectl_vm_maintenance::settings::{read_settings, refused};
-use kubectl_vm_maintenance::store::Store;
-use kubectl_vm_maintenance::{apply, sync};
-use policy_host::PolicyHost;
-use serde_json::json;
-
-/// The module built into this binary (empty when it was built before `make policy.wasm`).
-const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/policy.wasm"));
-
-const PROGRAM: &str = "kubectl-vm_maintenance";
+use kubectl_vm_maintenance::context::{Context, Exit, Input, Module, PROGRAM, Report, Settings};
+use kubectl_vm_maintenance::input::live::Target;
+use kubectl_vm_maintenance::output::columns::{MIN_WIDTH, explanation_width};
+use kubectl_vm_maintenance::output::{Layout, Output, print};
+use kubectl_vm_maintenance::{drain, maintenance, sync, upgrade};
 
 const AFTER_HELP: &str = "\
 Exit codes:
@@ -80,44 +68,16 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// What a node drain does with every VM (with NODE: only the VMs running there).
-    Drain {
-        /// Only the VMs whose VMI runs on this node.
-        node: Option<String>,
-    },
+    Drain(drain::Args),
     /// What Harvester's maintenance mode does on NODE: refused, completes, never completes.
-    Maintenance {
-        /// The node to put in maintenance mode (every namespace is read, as Harvester does).
-        node: String,
-        /// The maintenance dialog's "Force" checkbox.
-        #[arg(long)]
-        force: bool,
-    },
+    Maintenance(maintenance::Args),
     /// What KubeVirt's workload updater does with every running VMI after an upgrade, and
     /// whether the update ever completes.
-    Upgrade,
+    Upgrade(upgrade::Args),
     /// Bring the live cluster in line with the policy, once: the label on every VM and its
     /// template, its VMI and launcher Pods; with --restart-stale, restart the VMs whose VMI keeps
     /// a stale LiveMigrate it cannot migrate under. Prints the plan; --apply writes it.
-    Sync {
-        /// Send the plan: every write a JSON patch that pins what it replaces.
-        #[arg(long)]
-        apply: bool,
-        /// `server`: send every write with dryRun=All (the API server and its admission
-        /// webhooks check it, nothing changes); implies --apply.
-        #[arg(long, value_name = "none|server", value_parser = ["none", "server"], default_value = "none")]
-        dry_run: String,
-        /// Also restart (KubeVirt's restart subresource) each running VM whose VMI carries a
-        /// stale LiveMigrate and is not live-migratable; never runStrategy Halted or Once.
-        #[arg(long)]
-        restart_stale: bool,
-        /// Restarts per batch.
-        #[arg(long, value_name = "N", default_value_t = 10,
-              value_parser = clap::value_parser!(u32).range(1..))]
-        batch_size: u32,
-        /// The wait between two restart batches (30s, 1m30s).
-        #[arg(long, value_name = "DURATION", default_value = "1m")]
-        batch_interval: String,
-    },
+    Sync(sync::Args),
 }
 
 #[derive(ClapArgs, Debug)]
@@ -187,18 +147,34 @@ fn main() -> ExitCode {
             return ExitCode::from(if error.use_stderr() { 1 } else { 0 });
         }
     };
-    match run(&cli) {
-        Ok(code) => ExitCode::from(code),
-        Err(message) => {
-            eprintln!("{PROGRAM}: {message}");
-            ExitCode::from(1)
+    let report = context(&cli).and_then(|context| match &cli.command {
+        Command::Drain(args) => drain::run(&context, args),
+        Command::Maintenance(args) => maintenance::run(&context, args),
+        Command::Upgrade(args) => upgrade::run(&context, args),
+        Command::Sync(args) => sync::run(&context, args),
+    });
+    match report {
+        Ok(Report { text, exit, error }) => {
+            print(&text);
+            match error {
+                Some(message) => fail(&message),
+                None => exit.into(),
+            }
         }
+        Err(message) => fail(&message),
     }
 }
 
-fn run(cli: &Cli) -> Result<u8, String> {
+fn fail(message: &str) -> ExitCode {
+    eprintln!("{PROGRAM}: {message}");
+    Exit::BadInput.into()
+}
+
+/// The invocation resolved once: `-n` where the command takes it, the settings read, the
+/// layout, the input and the module.
+fn context(cli: &Cli) -> Result<Context, String> {
     let common = &cli.common;
-    if let (Some(namespace), Command::Maintenance { .. } | Command::Upgrade) =
+    if let (Some(namespace), Command::Maintenance(_) | Command::Upgrade(_)) =
         (&common.namespace, &cli.command)
     {
         return Err(format!(
@@ -206,207 +182,30 @@ fn run(cli: &Cli) -> Result<u8, String> {
              cluster's update); only drain and sync select a namespace"
         ));
     }
-    let settings = match &common.settings {
-        Some(path) => read_settings(path)?,
-        None => json!({}),
-    };
-    let layout = Layout {
-        output: match common.output {
-            Format::Table => Output::Table,
-            Format::Wide => Output::Wide,
-            Format::Json => Output::Json,
-            Format::Yaml => Output::Yaml,
+    Ok(Context {
+        settings: Settings::read(common.settings.as_deref())?,
+        layout: Layout {
+            output: match common.output {
+                Format::Table => Output::Table,
+                Format::Wide => Output::Wide,
+                Format::Json => Output::Json,
+                Format::Yaml => Output::Yaml,
+            },
+            headers: !common.no_headers,
+            width: explanation_width(common.width),
         },
-        headers: !common.no_headers,
-        width: explanation_width(common.width),
-    };
-    let (text, code) = match &cli.command {
-        Command::Sync {
-            apply,
-            dry_run,
-            restart_stale,
-            batch_size,
-            batch_interval,
-        } => {
-            let request = SyncRequest {
-                apply: *apply || dry_run == "server",
-                dry_run: dry_run == "server",
-                options: sync::Options {
-                    restart_stale: *restart_stale,
-                    batch_size: *batch_size as usize,
-                    batch_interval: sync::parse_duration(batch_interval)
-                        .map_err(|e| format!("--batch-interval {e}"))?,
-                },
-            };
-            run_sync(common, &settings, &request, &layout)?
-        }
-        Command::Maintenance { node, force } => {
-            let policy =
-                policy_settings(&settings).map_err(|e| refused(common.settings.as_deref(), &e))?;
-            let sources = sources(common, None)?;
-            let request = maintenance::Request {
-                node,
-                force: *force,
-                settings: &policy,
-                external_controller: common.external_controller,
-                layout,
-            };
-            maintenance::run(sources, &request)?
-        }
-        Command::Upgrade => {
-            let sources = sources(common, None)?;
-            kubectl_vm_maintenance::upgrade::run(sources, common.external_controller, &layout)?
-        }
-        Command::Drain { node } => {
-            let sources = sources(common, common.namespace.as_deref())?;
-            let host = module(common.policy.as_deref(), &common.insecure_registry)?;
-            let options = Options {
-                settings: &settings,
-                settings_path: common.settings.as_deref(),
-                external_controller: common.external_controller,
-                layout,
-                program: PROGRAM,
-                node: node.as_deref(),
-                namespace: common.namespace.as_deref(),
-            };
-            preview::drain(sources, &host, &options)?
-        }
-    };
-    print(&text);
-    Ok(code)
-}
-
-/// What `sync` was asked beyond the common flags.
-struct SyncRequest {
-    /// Send the writes (`--apply`, or `--dry-run=server`).
-    apply: bool,
-    dry_run: bool,
-    options: sync::Options,
-}
-
-/// `sync`: the plan from the files or the live cluster; with `--apply` (or
-/// `--dry-run=server`) its writes sent to the live cluster. A 401/403 on a write prints what was
-/// done so far, then the error (exit 1).
-fn run_sync(
-    common: &Common,
-    settings: &serde_json::Value,
-    request: &SyncRequest,
-    layout: &Layout,
-) -> Result<(String, u8), String> {
-    if request.apply && !common.files.is_empty() {
-        return Err(
-            "--apply and --dry-run=server write to the live cluster: leave out -f (a plan from files needs neither)"
-                .to_owned(),
-        );
-    }
-    let policy = policy_settings(settings).map_err(|e| refused(common.settings.as_deref(), &e))?;
-    let sources = sources_of(common, common.namespace.as_deref(), Some(&SYNC_KINDS))?;
-    let store = Store::read(sources)?;
-    for note in &store.notes {
-        eprintln!("{PROGRAM}: note: {note}");
-    }
-    let label_sync = label_sync::of(
-        store.kubevirts().first(),
-        &policy.label_key,
-        policy.kubevirt.version.as_deref(),
-    );
-    let mut plan = sync::plan(&store, &policy, label_sync, &request.options)?;
-    let mut failure = None;
-    if request.apply && !plan.writes.is_empty() {
-        let sending = apply::Sending {
-            target: &target(common, common.namespace.as_deref()),
-            dry_run: request.dry_run,
-            interval: request.options.batch_interval,
-            program: PROGRAM,
-        };
-        failure = apply::apply(&mut plan, &sending).err();
-    } else if request.apply {
-        plan.mode = if request.dry_run {
-            sync::Mode::DryRun
-        } else {
-            sync::Mode::Apply
-        };
-    }
-    let text = match layout.data(&plan) {
-        Some(text) => text?,
-        None => sync::table(&plan, layout),
-    };
-    if let Some(failure) = failure {
-        print(&text);
-        return Err(failure);
-    }
-    Ok((text, sync::exit_code(&plan)))
-}
-
-fn target(common: &Common, namespace: Option<&str>) -> Target {
-    Target {
-        kubeconfig: common.kubeconfig.clone(),
-        context: common.context.clone(),
-        namespace: namespace.map(str::to_owned),
-    }
-}
-
-/// The kinds `sync` reads from the live cluster: not the ones the previews alone need.
-const SYNC_KINDS: [&str; 4] = [
-    "kubevirts",
-    "virtualmachines",
-    "virtualmachineinstances",
-    "pods",
-];
-
-/// The files, else the live cluster (listed in `namespace` where a kind allows).
-fn sources(common: &Common, namespace: Option<&str>) -> Result<Vec<Source>, String> {
-    sources_of(common, namespace, None)
-}
-
-/// [`sources`], from the live cluster only the kinds named by their plurals (`None`: every kind
-/// the previews read), printing the notes on them.
-fn sources_of(
-    common: &Common,
-    namespace: Option<&str>,
-    kinds: Option<&[&str]>,
-) -> Result<Vec<Source>, String> {
-    if !common.files.is_empty() {
-        return read_sources(&common.files);
-    }
-    let target = target(common, namespace);
-    let (sources, notes) = match kinds {
-        None => live::read(&target)?,
-        Some(plurals) => {
-            let (sources, notes) = live::read_kinds(&target, plurals)?;
-            let notes = notes
-                .into_iter()
-                .filter(|n| plurals.contains(&n.plural))
-                .map(|n| n.text)
-                .collect();
-            (sources, notes)
-        }
-    };
-    for note in &notes {
-        eprintln!("{PROGRAM}: note: {note}");
-    }
-    Ok(sources)
-}
-
-/// The embedded module, a file, or a module pulled from a registry.
-fn module(policy: Option<&str>, insecure: &[String]) -> Result<PolicyHost, String> {
-    let loaded = match policy {
-        None if EMBEDDED.is_empty() => {
-            return Err(
-                "this build embeds no policy module (build it with `make install-plugin`); use --policy FILE"
-                    .to_owned(),
-            );
-        }
-        None => PolicyHost::from_bytes(EMBEDDED),
-        Some(reference) if reference.starts_with("registry://") => {
-            let reference = policy_tools::oci::parse_reference(reference)
-                .map_err(|e| format!("--policy {reference}: {e}"))?;
-            let pulled = policy_tools::oci::Registry::new(insecure)
-                .pull(&reference)
-                .map_err(|e| format!("--policy: {e}"))?;
-            PolicyHost::from_bytes(&pulled.module)
-        }
-        Some(path) => PolicyHost::load(std::path::Path::new(path)),
-    };
-    loaded.map_err(|e| format!("--policy: {e}"))
+        input: Input {
+            files: common.files.clone(),
+            target: Target {
+                kubeconfig: common.kubeconfig.clone(),
+                context: common.context.clone(),
+                namespace: common.namespace.clone(),
+            },
+        },
+        module: Module {
+            policy: common.policy.clone(),
+            insecure_registries: common.insecure_registry.clone(),
+        },
+        external_controller: common.external_controller,
+    })
 }

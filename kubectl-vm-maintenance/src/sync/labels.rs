@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::plan::{LabelChange, Write};
 use super::planner::{Planner, text};
 use crate::running::Vmi;
-use crate::staleness::{self, shown};
+use crate::running::staleness::{self, shown};
 
 impl Planner<'_> {
     /// The VM's label and template, then its VMI's and Pods' labels.

@@ -22,9 +22,15 @@ mod labels;
 mod plan;
 mod planner;
 mod restart;
+pub mod send;
 mod table;
 
 use std::time::Duration;
+
+use crate::context::{Context, Report};
+use crate::input::Store;
+use crate::output::print;
+use crate::running::label_sync;
 
 pub use plan::{
     Batches, Finding, LabelChange, Mode, Outcome, Plan, Write, exit_code, object_path, restart_path,
@@ -32,7 +38,96 @@ pub use plan::{
 pub use planner::plan;
 pub use table::table;
 
-/// What `sync` was asked.
+/// `sync`'s own arguments.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Send the plan: every write a JSON patch that pins what it replaces.
+    #[arg(long)]
+    pub apply: bool,
+    /// `server`: send every write with dryRun=All (the API server and its admission
+    /// webhooks check it, nothing changes); implies --apply.
+    #[arg(long, value_name = "none|server", value_enum, default_value_t = DryRun::None)]
+    pub dry_run: DryRun,
+    /// Also restart (KubeVirt's restart subresource) each running VM whose VMI carries a
+    /// stale LiveMigrate and is not live-migratable; never runStrategy Halted or Once.
+    #[arg(long)]
+    pub restart_stale: bool,
+    /// Restarts per batch.
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch_size: u32,
+    /// The wait between two restart batches (30s, 1m30s).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration)]
+    pub batch_interval: Duration,
+}
+
+/// `--dry-run`, as kubectl names its values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DryRun {
+    None,
+    Server,
+}
+
+/// The kinds `sync` reads from the live cluster: not the ones the previews alone need.
+const SYNC_KINDS: [&str; 4] = [
+    "kubevirts",
+    "virtualmachines",
+    "virtualmachineinstances",
+    "pods",
+];
+
+/// The plan from the files or the live cluster; with `--apply` (or `--dry-run=server`) its
+/// writes sent to the live cluster. A 401/403 on a write prints what was done so far, then the
+/// error (exit 1).
+pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
+    let dry_run = args.dry_run == DryRun::Server;
+    let apply = args.apply || dry_run;
+    if apply && !context.input.files.is_empty() {
+        return Err(
+            "--apply and --dry-run=server write to the live cluster: leave out -f (a plan from files needs neither)"
+                .to_owned(),
+        );
+    }
+    let options = Options {
+        restart_stale: args.restart_stale,
+        batch_size: args.batch_size as usize,
+        batch_interval: args.batch_interval,
+    };
+    let policy = context.settings.typed()?;
+    let namespace = context.input.target.namespace.as_deref();
+    let store = Store::read(context.sources_of(namespace, Some(&SYNC_KINDS))?)?;
+    for note in &store.notes {
+        context.note(note);
+    }
+    let label_sync = label_sync::of(
+        store.kubevirts().first(),
+        &policy.label_key,
+        policy.kubevirt.version.as_deref(),
+    );
+    let mut plan = plan(&store, policy, label_sync, &options)?;
+    let mut failure = None;
+    if apply && !plan.writes.is_empty() {
+        let sending = send::Sending {
+            target: &context.target(namespace),
+            dry_run,
+            interval: options.batch_interval,
+        };
+        failure = send::apply(&mut plan, &sending).err();
+    } else if apply {
+        plan.mode = if dry_run { Mode::DryRun } else { Mode::Apply };
+    }
+    let text = match context.layout.data(&plan) {
+        Some(text) => text?,
+        None => table(&plan, &context.layout),
+    };
+    if let Some(failure) = failure {
+        print(&text);
+        return Err(failure);
+    }
+    Ok(Report::new(text, exit_code(&plan)))
+}
+
+/// What `sync` plans with.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// `--restart-stale`: plan the restarts too.

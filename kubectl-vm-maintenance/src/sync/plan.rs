@@ -4,7 +4,8 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::label_sync::LabelSync;
+use crate::context::Exit;
+use crate::running::label_sync::LabelSync;
 
 /// The plan, and after `--apply` what became of each write. Serialized as `-o json`.
 #[derive(Debug, Clone, Serialize)]
@@ -207,16 +208,16 @@ pub fn restart_path(namespace: &str, name: &str) -> String {
     )
 }
 
-/// 0: nothing to do, or everything done; 2: a plan not applied, or a write that did not
-/// succeed.
-pub fn exit_code(plan: &Plan) -> u8 {
+/// Clear: nothing to do, or everything done; Blocked: a plan not applied, or a write that did
+/// not succeed.
+pub fn exit_code(plan: &Plan) -> Exit {
     let all_done = plan
         .writes
         .iter()
         .all(|w| w.result.is_some_and(Outcome::succeeded));
     if plan.writes.is_empty() || (plan.mode != Mode::Plan && all_done) {
-        0
+        Exit::Clear
     } else {
-        2
+        Exit::Blocked
     }
 }

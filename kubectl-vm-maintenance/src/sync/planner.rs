@@ -7,9 +7,10 @@ use vm_maintenance_strategy::settings::Settings;
 
 use super::Options;
 use super::plan::{Batches, Finding, Mode, Plan, Write};
-use crate::label_sync::LabelSync;
+use crate::input::Store;
+use crate::input::store::SLICE;
 use crate::running::Running;
-use crate::store::{SLICE, Slice, Store};
+use crate::running::label_sync::LabelSync;
 
 /// The plan for the objects of `store`, a slice of VMs at a time (in order of namespace and
 /// name).
@@ -34,9 +35,9 @@ pub fn plan(
     };
     let keys = store.vm_keys();
     for slice in store.slices(&keys, SLICE) {
-        let Slice { dump, extra, .. } = slice?;
-        let running = Running::new(&extra);
-        let mut vms: Vec<&Value> = dump.vms.iter().collect();
+        let slice = slice?;
+        let running = Running::new(&slice);
+        let mut vms: Vec<&Value> = slice.vms.iter().collect();
         vms.sort_by_key(|vm| name_of(vm));
         for vm in vms {
             let (namespace, name) = name_of(vm);

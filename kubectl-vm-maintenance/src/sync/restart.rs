@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::plan::Write;
 use super::planner::Planner;
 use crate::running::Vmi;
-use crate::staleness;
+use crate::running::staleness;
 
 const LIVE_MIGRATE: &str = "LiveMigrate";
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::plan::{Mode, Outcome, Plan, Write};
-use crate::columns::{Columns, Layout};
+use crate::output::columns::{Columns, Layout};
 
 /// The results in the order the summary counts them.
 const RESULTS: [&str; 6] = [

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use vm_maintenance_strategy::settings::Settings;
 
-use crate::input::{documents, read_text};
+use crate::input::files::{documents, read_text};
 
 /// Settings the policy refuses, named by their file (`{}` for the default).
 pub fn refused(path: Option<&Path>, message: &str) -> String {

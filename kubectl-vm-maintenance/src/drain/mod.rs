@@ -3,14 +3,16 @@
 //! Kubewarden's audit scanner would.
 //!
 //! Here: the VMs selected (a node, a namespace) and why none is, the answer and its exit code.
-//! `judge.rs` judges one VM, `verdict.rs` asks the policy about it.
+//! `judge.rs` judges one VM, `verdict.rs` asks the policy about it; `rows.rs` holds what is
+//! found of each, `table.rs` prints them as a table with the summary below it.
 
 mod judge;
+pub mod rows;
+pub mod table;
 mod verdict;
 
 use std::collections::BTreeSet;
-use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use cluster_model::restart::Disks;
@@ -19,145 +21,143 @@ use policy_host::{Cluster, PolicyHost};
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
-use crate::columns::Layout;
-use crate::dump_cluster::{dump_cluster, policy_settings};
-use crate::extra::Extra;
-use crate::input::{Dump, Source};
-use crate::label_sync::{self, LabelSync};
-use crate::report::Row;
+use crate::context::{Context, Exit, Report};
+use crate::input::cluster::dump_cluster;
+use crate::input::settings::check_settings;
+use crate::input::store::{Key, SLICE};
+use crate::input::{Slice, Store};
 use crate::running::Running;
-use crate::settings::{check_settings, refused};
-use crate::store::{Key, SLICE, Slice, Store};
+use crate::running::label_sync::{self, LabelSync};
 use judge::{View, judge};
+use rows::Row;
 
 /// Inputs smaller than this get no progress bar.
 const PROGRESS_MIN: usize = 200;
 
-/// How to judge and how to answer.
-pub struct Options<'a> {
-    /// The policy settings as written (`{}` by default).
-    pub settings: &'a Value,
-    /// Where they were read from, to name them in errors.
-    pub settings_path: Option<&'a Path>,
-    pub external_controller: bool,
-    pub layout: Layout,
-    /// Prefix of the notes on stderr (`kubectl-vm_maintenance`).
-    pub program: &'a str,
+/// `drain [NODE]`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
     /// Only the VMs whose VMI runs on this node.
-    pub node: Option<&'a str>,
-    /// Only the VMs of this namespace.
-    pub namespace: Option<&'a str>,
+    pub node: Option<String>,
 }
 
-/// The preview's text and exit code: 0 when no VM blocks a drain and every VM evicted comes
-/// back, 2 when some VM would block it (or could not be judged), 3 when none blocks but some VM
-/// evicted without migration may stay off or down after it; `Err` for bad input and for a
-/// selection without any VM (exit 1): a node or namespace that matches none, an input without
-/// VirtualMachines.
-pub fn drain(
-    sources: Vec<Source>,
-    host: &PolicyHost,
-    options: &Options,
-) -> Result<(String, u8), String> {
-    let Options {
-        settings, program, ..
-    } = options;
+/// The VMs a drain preview judges: of a namespace (`-n`), running on a node.
+#[derive(Clone, Copy)]
+struct Selection<'a> {
+    node: Option<&'a str>,
+    namespace: Option<&'a str>,
+}
+
+/// The preview: exit 0 when no VM blocks a drain and every VM evicted comes back, 2 when some
+/// VM would block it (or could not be judged), 3 when none blocks but some VM evicted without
+/// migration may stay off or down after it; `Err` for bad input and for a selection without
+/// any VM (exit 1): a node or namespace that matches none, an input without VirtualMachines.
+pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
+    let selection = Selection {
+        node: args.node.as_deref(),
+        namespace: context.input.target.namespace.as_deref(),
+    };
+    let sources = context.sources(selection.namespace)?;
+    let host = context.policy_host()?;
     let store = Store::read(sources)?;
     for note in &store.notes {
-        eprintln!("{program}: note: {note}");
+        context.note(note);
     }
-    check_settings(host, settings, options.settings_path)?;
-    if let Some(note) = settings_versus_cluster(settings, store.kubevirts()) {
-        eprintln!("{program}: note: {note}");
+    let settings = &context.settings;
+    check_settings(&host, &settings.raw, settings.path.as_deref())?;
+    if let Some(note) = settings_versus_cluster(&settings.raw, store.kubevirts()) {
+        context.note(note);
     }
-    let policy = policy_settings(settings).map_err(|e| refused(options.settings_path, &e))?;
+    let policy = settings.typed()?;
     if let Some(note) = store.missing_disks() {
-        eprintln!("{program}: note: {note}");
+        context.note(note);
     }
     let sync = label_sync::of(
         store.kubevirts().first(),
         cluster_model::drain::DEFAULT_LABEL_KEY,
         settings
+            .raw
             .pointer("/kubevirt/version")
             .and_then(Value::as_str),
     );
     let keys: Vec<Key> = store
         .vm_keys()
         .into_iter()
-        .filter(|(namespace, _)| options.namespace.is_none_or(|n| n == namespace))
+        .filter(|(namespace, _)| selection.namespace.is_none_or(|n| n == namespace))
         .collect();
     let progress = progress_bar(keys.len());
+    let judging = Judging {
+        host: &host,
+        policy,
+        sync: &sync,
+        context,
+        selection,
+        progress: &progress,
+    };
     let mut rows = Vec::new();
     for slice in store.slices(&keys, SLICE) {
-        rows.extend(judge_slice(
-            &slice?, host, &policy, &sync, options, &progress,
-        ));
+        rows.extend(judging.slice(&slice?));
     }
     progress.finish_and_clear();
     if rows.is_empty() {
-        return Err(nothing_selected(&store, options)?);
+        return Err(nothing_selected(&store, selection)?);
     }
     rows.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-    let text = match options.layout.data(&rows) {
+    let text = match context.layout.data(&rows) {
         Some(text) => text?,
-        None => crate::report::table(&rows, &sync, &options.layout),
+        None => table::table(&rows, &sync, &context.layout),
     };
-    Ok((text, exit_code(&rows)))
+    Ok(Report::new(text, exit_code(&rows)))
 }
 
-/// The rows of the VMs of a slice that the options select (a namespace, a node).
-fn judge_slice(
-    slice: &Slice,
-    host: &PolicyHost,
-    policy: &Settings,
-    sync: &LabelSync,
-    options: &Options,
-    progress: &ProgressBar,
-) -> Vec<Row> {
-    let Slice {
-        dump,
-        extra,
-        numbers,
-    } = slice;
-    let view = View {
-        sync,
-        policy,
-        dump: &dump_cluster(dump),
-        running: Running::new(extra),
-        disks: Disks::new(&dump.pvcs, &extra.persistent_volumes, &extra.nodes),
-        cluster_strategy: dump
-            .kubevirts
-            .first()
-            .and_then(|cr| cr.pointer("/spec/configuration/evictionStrategy"))
-            .and_then(Value::as_str),
-    };
-    let cluster = policy_cluster(dump);
-    let mut rows = Vec::new();
-    for (vm, &number) in dump.vms.iter().zip(numbers) {
-        if selected(vm, &view.running, options) {
-            rows.push(judge(
-                vm,
-                number,
-                host,
-                &cluster,
-                options.settings,
-                &view,
-                options.external_controller,
-            ));
+/// What every slice is judged with.
+struct Judging<'a> {
+    host: &'a PolicyHost,
+    policy: &'a Settings,
+    sync: &'a LabelSync,
+    context: &'a Context,
+    selection: Selection<'a>,
+    progress: &'a ProgressBar,
+}
+
+impl Judging<'_> {
+    /// The rows of the VMs of a slice that the selection keeps (a namespace, a node).
+    fn slice(&self, slice: &Slice) -> Vec<Row> {
+        let view = View {
+            sync: self.sync,
+            policy: self.policy,
+            dump: &dump_cluster(slice),
+            running: Running::new(slice),
+            disks: Disks::new(&slice.pvcs, &slice.persistent_volumes, &slice.nodes),
+            cluster_strategy: slice
+                .kubevirts
+                .first()
+                .and_then(|cr| cr.pointer("/spec/configuration/evictionStrategy"))
+                .and_then(Value::as_str),
+            settings: &self.context.settings.raw,
+            external_controller: self.context.external_controller,
+        };
+        let cluster = policy_cluster(slice);
+        let mut rows = Vec::new();
+        for (vm, &number) in slice.vms.iter().zip(&slice.numbers) {
+            if selected(vm, &view.running, self.selection) {
+                rows.push(judge(vm, number, self.host, &cluster, &view));
+            }
+            self.progress.inc(1);
         }
-        progress.inc(1);
+        rows
     }
-    rows
 }
 
 /// What the policy's verdicts read of the cluster: the KubeVirt CRs, the claims and the
 /// instance types and preferences of the dump.
-fn policy_cluster(dump: &Dump) -> Arc<Cluster> {
+fn policy_cluster(slice: &Slice) -> Arc<Cluster> {
     Arc::new(Cluster::new(
-        dump.kubevirts
+        slice
+            .kubevirts
             .iter()
-            .chain(&dump.pvcs)
-            .chain(&dump.instancetypes)
+            .chain(&slice.pvcs)
+            .chain(&slice.instancetypes)
             .cloned()
             .collect(),
     ))
@@ -179,7 +179,7 @@ fn progress_bar(len: usize) -> ProgressBar {
 }
 
 /// Whether the options keep a VM: its namespace, and the node its VMI runs on.
-fn selected(vm: &Value, running: &Running, options: &Options) -> bool {
+fn selected(vm: &Value, running: &Running, selection: Selection) -> bool {
     let namespace = vm
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
@@ -188,8 +188,8 @@ fn selected(vm: &Value, running: &Running, options: &Options) -> bool {
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    options.namespace.is_none_or(|n| n == namespace)
-        && options.node.is_none_or(|node| {
+    selection.namespace.is_none_or(|n| n == namespace)
+        && selection.node.is_none_or(|node| {
             running
                 .vmi(namespace, name)
                 .is_some_and(|vmi| vmi.node == Some(node))
@@ -199,22 +199,16 @@ fn selected(vm: &Value, running: &Running, options: &Options) -> bool {
 /// Why no VM is left to judge, and what the input holds instead: a node that is not in it (the
 /// nodes read), a node or namespace without a VM (where VMs are), no VirtualMachine at all (and
 /// how many objects were ignored for want of `kind` / `apiVersion`).
-fn nothing_selected(store: &Store, options: &Options) -> Result<String, String> {
+fn nothing_selected(store: &Store, selection: Selection) -> Result<String, String> {
     // Every VM and VMI at once: nothing else is held by then.
     let mut keys: BTreeSet<Key> = store.vm_keys().into_iter().collect();
     keys.extend(store.vmi_keys());
-    let Slice { dump, extra, .. } = store.slice(&keys)?;
-    let running = Running::new(&extra);
-    Ok(why_none(&dump, &extra, &running, store.untyped, options))
+    let slice = store.slice(&keys)?;
+    let running = Running::new(&slice);
+    Ok(why_none(&slice, &running, store.untyped, selection))
 }
 
-fn why_none(
-    dump: &Dump,
-    extra: &Extra,
-    running: &Running,
-    untyped: usize,
-    options: &Options,
-) -> String {
+fn why_none(slice: &Slice, running: &Running, untyped: usize, selection: Selection) -> String {
     let names = |mut names: Vec<String>| {
         names.sort();
         names.dedup();
@@ -224,23 +218,23 @@ fn why_none(
             names.join(", ")
         }
     };
-    let nodes_of_vms: Vec<String> = dump
+    let nodes_of_vms: Vec<String> = slice
         .vms
         .iter()
-        .filter(|vm| options.namespace.is_none_or(|n| key(vm).0 == n))
+        .filter(|vm| selection.namespace.is_none_or(|n| key(vm).0 == n))
         .filter_map(|vm| {
             let (namespace, name) = key(vm);
             running.vmi(namespace, name)?.node.map(str::to_owned)
         })
         .collect();
-    if let Some(node) = options.node {
-        let mut known: Vec<String> = extra
+    if let Some(node) = selection.node {
+        let mut known: Vec<String> = slice
             .nodes
             .iter()
             .filter_map(|n| text_at(n, "/metadata/name").map(str::to_owned))
             .collect();
         known.extend(
-            extra
+            slice
                 .vmis
                 .iter()
                 .filter_map(|v| text_at(v, "/status/nodeName").map(str::to_owned)),
@@ -254,7 +248,7 @@ fn why_none(
             };
             return format!("node {node} is not in the input (nodes read: {known})");
         }
-        let namespace = options
+        let namespace = selection
             .namespace
             .map(|n| format!(" of namespace {n}"))
             .unwrap_or_default();
@@ -263,8 +257,8 @@ fn why_none(
             names(nodes_of_vms)
         );
     }
-    if let Some(namespace) = options.namespace {
-        let namespaces: Vec<String> = dump.vms.iter().map(|vm| key(vm).0.to_owned()).collect();
+    if let Some(namespace) = selection.namespace {
+        let namespaces: Vec<String> = slice.vms.iter().map(|vm| key(vm).0.to_owned()).collect();
         return format!(
             "no VirtualMachine in namespace {namespace} (namespaces with one: {})",
             names(namespaces)
@@ -291,23 +285,16 @@ fn key(vm: &Value) -> (&str, &str) {
     )
 }
 
-/// 2 when a VM may block the drain, else 3 when one may stay off or down after it, else 0.
-fn exit_code(rows: &[Row]) -> u8 {
+/// Blocked when a VM may block the drain, else MayStayDown when one may stay off or down after
+/// it, else Clear.
+fn exit_code(rows: &[Row]) -> Exit {
     if rows.iter().any(Row::may_block) {
-        2
+        Exit::Blocked
     } else if rows.iter().any(Row::may_stay_down) {
-        3
+        Exit::MayStayDown
     } else {
-        0
+        Exit::Clear
     }
-}
-
-/// The answer on stdout. A closed pipe (`| head`) is not an error of the input.
-pub fn print(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
 }
 
 /// A settings `clusterDefault` that disagrees with the dump's KubeVirt CR: KubeVirt itself uses

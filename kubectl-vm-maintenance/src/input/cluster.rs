@@ -7,18 +7,18 @@ use serde_json::Value;
 use vm_maintenance_strategy::eviction::{self, Assessment};
 use vm_maintenance_strategy::settings::Settings;
 
-use crate::input::Dump;
+use super::Slice;
 
 /// The dump as a cluster: its first KubeVirt CR, its instancetypes and preferences, its PVCs.
 pub type DumpCluster<'a> = ObjectCluster<'a>;
 
 /// The cluster the dump describes; what it lacks is "not in the dump".
-pub fn dump_cluster(dump: &Dump) -> DumpCluster<'_> {
-    let objects = dump
+pub fn dump_cluster(slice: &Slice) -> DumpCluster<'_> {
+    let objects = slice
         .kubevirts
         .iter()
-        .chain(&dump.instancetypes)
-        .chain(&dump.pvcs);
+        .chain(&slice.instancetypes)
+        .chain(&slice.pvcs);
     ObjectCluster::new(objects).within("in the dump")
 }
 
@@ -92,12 +92,12 @@ mod tests {
 
     #[test]
     fn strategy_and_its_source() {
-        let with_cr = Dump {
+        let with_cr = Slice {
             kubevirts: vec![json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
                 "spec": {"configuration": {"evictionStrategy": "LiveMigrate"}}})],
-            ..Dump::default()
+            ..Slice::default()
         };
-        let without = Dump::default();
+        let without = Slice::default();
         let external = json!({"evictionStrategy": {"clusterDefault": "External"}});
         let cases = [
             (
@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn claims_and_instancetypes_read_from_the_dump() {
-        let dump = Dump {
+        let dump = Slice {
             pvcs: vec![
                 pvc("team", "rwo", json!(["ReadWriteOnce"])),
                 pvc("team", "rwx", json!(["ReadWriteMany", "ReadWriteOnce"])),
@@ -166,7 +166,7 @@ mod tests {
                 "spec": {"cpu": {"guest": 2}, "memory": {"guest": "1Gi"},
                          "gpus": [{"name": "gpu1", "deviceName": "nvidia.com/A2"}]}
             })],
-            ..Dump::default()
+            ..Slice::default()
         };
         let cluster = dump_cluster(&dump);
         let volumes = json!([

@@ -5,21 +5,23 @@ use cluster_model::upgrade::{
     Completion, UpdateOutcome, Updater, UpgradePreview, decide_all, summarize,
 };
 
-use crate::columns::{Columns, Layout};
-use crate::input::Source;
-use crate::staleness::{self, Found, Staleness};
-use crate::store::{SLICE, Slice, Store};
+use crate::context::{Context, Exit, Report};
+use crate::input::Store;
+use crate::input::store::SLICE;
+use crate::output::columns::{Columns, Layout};
+use crate::running::staleness::{self, Found, Staleness};
+
+/// `upgrade`: no arguments of its own.
+#[derive(clap::Args, Debug)]
+pub struct Args {}
 
 /// The preview's text and exit code (0 completes, 2 never completes, 3 completes but some VMI
 /// evicted may stay off); `Err` for bad input and for an input without a running VMI (exit 1).
-pub fn run(
-    sources: Vec<Source>,
-    external_controller: bool,
-    layout: &Layout,
-) -> Result<(String, u8), String> {
-    let store = Store::read(sources)?;
+pub fn run(context: &Context, _args: &Args) -> Result<Report, String> {
+    let layout = &context.layout;
+    let store = Store::read(context.sources(None)?)?;
     for note in &store.notes {
-        eprintln!("kubectl-vm_maintenance: note: {note}");
+        context.note(note);
     }
     let cr = store.kubevirts().first();
     let updater = Updater::of(cr).map_err(|e| format!("KubeVirt CR: {e}"))?;
@@ -28,13 +30,13 @@ pub fn run(
     let mut stale = Found::default();
     let keys = store.vmi_keys();
     for slice in store.slices(&keys, SLICE) {
-        let Slice { dump, extra, .. } = slice?;
-        let decided = decide_all(&extra.vmis, &dump.vms, &updater);
-        let index = staleness::Index::new(&dump.vms, &extra, cr, None);
+        let slice = slice?;
+        let decided = decide_all(&slice.vmis, &slice.vms, &updater);
+        let index = staleness::Index::new(&slice.vms, &slice, cr, None);
         stale.add(&index);
         updates.extend(decided);
     }
-    let preview = summarize(updates, &updater, external_controller);
+    let preview = summarize(updates, &updater, context.external_controller);
     if preview.vmis.is_empty() {
         return Err(match store.vmi_count() {
             0 => "no VirtualMachineInstance in the input: nothing runs, nothing to update (a dump needs `kubectl get vmi -A -o json`)".to_owned(),
@@ -42,10 +44,10 @@ pub fn run(
         });
     }
     let some_stay_off = preview.vmis.iter().any(|v| stays_off(v.outcome));
-    let code = match preview.outcome {
-        Completion::Completes if some_stay_off => 3,
-        Completion::Completes => 0,
-        Completion::NeverCompletes => 2,
+    let exit = match preview.outcome {
+        Completion::Completes if some_stay_off => Exit::MayStayDown,
+        Completion::Completes => Exit::Clear,
+        Completion::NeverCompletes => Exit::Blocked,
     };
     let text = if layout.table() {
         table(&preview, &stale, cr.is_none(), layout)
@@ -54,7 +56,7 @@ pub fn run(
         stale.annotate(&mut data, "vmis")?;
         layout.data(&data).unwrap_or_else(|| Ok(String::new()))?
     };
-    Ok((text, code))
+    Ok(Report::new(text, exit))
 }
 
 /// A line per running VMI, with whether its eviction strategy is stale (`-o wide`: with its

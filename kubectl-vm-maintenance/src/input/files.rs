@@ -9,20 +9,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// The objects a preview reads beyond [`crate::extra::Extra`]'s, parsed (of some VMs: see
-/// `store::Store::slice`).
-#[derive(Debug, Default)]
-pub struct Dump {
-    /// VirtualMachines in reading order, one per namespace/name (the last one read wins).
-    pub vms: Vec<Value>,
-    /// `kubevirt.io` KubeVirt CRs.
-    pub kubevirts: Vec<Value>,
-    /// `v1` PersistentVolumeClaims.
-    pub pvcs: Vec<Value>,
-    /// `instancetype.kubevirt.io` instancetypes and preferences (cluster-wide and namespaced).
-    pub instancetypes: Vec<Value>,
-}
-
 /// The objects read from one place, each as its own JSON text: a file, standard input (`-`),
 /// or a kind listed from the cluster; `name` is how notes and errors name it.
 #[derive(Debug)]

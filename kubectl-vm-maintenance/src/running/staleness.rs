@@ -3,15 +3,15 @@
 //! maintenance mode the VMI's label (and the VM's own `metadata.labels` for the restart), and
 //! KubeVirt's eviction webhook the VMI's own `spec.evictionStrategy`, written when it started.
 //! A VMI started before the VM's label or strategy changed keeps the old value until it
-//! restarts, unless KubeVirt's label sync (K4, [`crate::label_sync`]) brings the label along.
+//! restarts, unless KubeVirt's label sync (K4, [`crate::running::label_sync`]) brings the label along.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::extra::Extra;
-use crate::label_sync::LabelSync;
+use crate::input::Slice;
+use crate::running::label_sync::LabelSync;
 use crate::running::{Running, Vmi};
 
 /// The staleness of one running VM. Serialized as `staleness` in the previews' JSON.
@@ -173,7 +173,7 @@ impl<'a> Index<'a> {
     /// `labels`: `None` leaves the label out.
     pub fn new(
         vms: &'a [Value],
-        extra: &'a Extra,
+        slice: &'a Slice,
         cr: Option<&'a Value>,
         labels: Option<Labels<'a>>,
     ) -> Index<'a> {
@@ -189,7 +189,7 @@ impl<'a> Index<'a> {
             .collect();
         Index {
             vms,
-            running: Running::new(extra),
+            running: Running::new(slice),
             cluster: cr.and_then(|cr| text(cr, "/spec/configuration/evictionStrategy")),
             labels,
         }
@@ -387,13 +387,13 @@ pub fn shown(value: Option<&Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extra::Extra;
+    use crate::input::Slice;
     use crate::running::Running;
     use serde_json::json;
 
     const KEY: &str = "harvesterhci.io/maintain-mode-strategy";
 
-    fn objects(vm_label: &str, vmi_label: &str, pod_label: &str, own: Option<&str>) -> Extra {
+    fn objects(vm_label: &str, vmi_label: &str, pod_label: &str, own: Option<&str>) -> Slice {
         let mut vmi = json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
             "metadata": {"name": "vm", "namespace": "team", "labels": {KEY: vmi_label}},
             "spec": {}, "status": {"phase": "Running", "nodeName": "n1"}});
@@ -405,10 +405,10 @@ mod tests {
             "metadata": {"name": "virt-launcher-vm-abcde", "namespace": "team", "labels": {KEY: pod_label},
                          "ownerReferences": [{"kind": "VirtualMachineInstance", "name": "vm"}]},
             "status": {"phase": "Running"}});
-        Extra {
+        Slice {
             vmis: vec![vmi],
             pods: vec![pod],
-            ..Extra::default()
+            ..Slice::default()
         }
     }
 
@@ -500,8 +500,8 @@ mod tests {
             ),
         ];
         for (vm_label, vmi_label, pod_label, own, strategy, cluster, want) in cases {
-            let extra = objects(vm_label, vmi_label, pod_label, own);
-            let running = Running::new(&extra);
+            let slice = objects(vm_label, vmi_label, pod_label, own);
+            let running = Running::new(&slice);
             let vmi = running.vmi("team", "vm").expect("running");
             let vm = vm(vm_label, strategy);
             let got = of(Some(&vm), &vmi, cluster, Some(&labels));
@@ -512,8 +512,8 @@ mod tests {
             );
             assert_eq!(got.is_stale(), want != "no");
         }
-        let extra = objects("Migrate", "Shutdown", "Shutdown", Some("LiveMigrate"));
-        let running = Running::new(&extra);
+        let slice = objects("Migrate", "Shutdown", "Shutdown", Some("LiveMigrate"));
+        let running = Running::new(&slice);
         let vmi = running.vmi("team", "vm").expect("running");
         let got = of(
             Some(&vm("Migrate", Some("LiveMigrateIfPossible"))),

@@ -1,6 +1,6 @@
 //! `maintenance NODE [--force]`: Harvester's maintenance mode on one node, previewed from the
 //! dump with the cluster-model crate's `maintenance::preview`. This file says what the dump lacks
-//! for it (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and replicas: [`crate::extra::Extra`]) and
+//! for it (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and replicas: [`crate::input::Slice`]) and
 //! renders the table or the data.
 
 use cluster_model::drain::{DEFAULT_LABEL_KEY, DrainOutcome};
@@ -8,44 +8,61 @@ use cluster_model::maintenance::{Longhorn, Objects, Outcome, Preview, VmOutcome,
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
-use crate::columns::{Columns, Layout, listed};
-use crate::dump_cluster::{assess, dump_cluster};
-use crate::input::Source;
-use crate::label_sync::{self, LabelSync};
-use crate::staleness::{self, Found, Labels, Staleness};
-use crate::store::{Slice, Store};
+use crate::context::{Context, Exit, Report};
+use crate::input::Store;
+use crate::input::cluster::{assess, dump_cluster};
+use crate::output::columns::{Columns, Layout, listed};
+use crate::running::label_sync::{self, LabelSync};
+use crate::running::staleness::{self, Found, Labels, Staleness};
 
-/// The settings the `--settings` file gave, the dump, and how to print.
-pub struct Request<'a> {
-    pub node: &'a str,
+/// `maintenance NODE [--force]`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The node to put in maintenance mode (every namespace is read, as Harvester does).
+    pub node: String,
+    /// The maintenance dialog's "Force" checkbox.
+    #[arg(long)]
     pub force: bool,
-    pub settings: &'a Settings,
-    pub external_controller: bool,
-    pub layout: Layout,
 }
 
-/// The preview's text and exit code (0 completes, 2 refused or never completes, 3 completes but
-/// some VM evicted without migration may stay off or down); `Err` for bad input (exit 1).
-pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), String> {
-    let store = Store::read(sources)?;
+/// What the preview is asked: the node, the settings as the policy reads them, how to print.
+struct Request<'a> {
+    node: &'a str,
+    force: bool,
+    settings: &'a Settings,
+    external_controller: bool,
+    layout: &'a Layout,
+}
+
+/// The preview (exit 0 completes, 2 refused or never completes, 3 completes but some VM
+/// evicted without migration may stay off or down); `Err` for bad input (exit 1).
+pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
+    let request = Request {
+        node: &args.node,
+        force: args.force,
+        settings: context.settings.typed()?,
+        external_controller: context.external_controller,
+        layout: &context.layout,
+    };
+    let store = Store::read(context.sources(None)?)?;
     known_node(&store, request.node)?;
     // Only the node's VMs (and those of its Longhorn replicas) are read.
-    let Slice { dump, extra, .. } = store.slice_on(request.node)?;
-    let view = dump_cluster(&dump);
+    let slice = store.slice_on(request.node)?;
+    let view = dump_cluster(&slice);
     let predict = |vm: &Value| assess(vm, request.settings, &view);
     let longhorn = store.has_longhorn().then_some(Longhorn {
-        volumes: &extra.volumes,
-        replicas: &extra.replicas,
+        volumes: &slice.volumes,
+        replicas: &slice.replicas,
     });
     let objects = Objects {
-        nodes: &extra.nodes,
-        vms: &dump.vms,
-        vmis: &extra.vmis,
-        pods: &extra.pods,
+        nodes: &slice.nodes,
+        vms: &slice.vms,
+        vmis: &slice.vmis,
+        pods: &slice.pods,
         longhorn,
         external_controller: request.external_controller,
-        claims: &dump.pvcs,
-        persistent_volumes: &extra.persistent_volumes,
+        claims: &slice.pvcs,
+        persistent_volumes: &slice.persistent_volumes,
     };
     let mut asked = preview(request.node, request.force, &objects, &predict);
     let mut notes = store.notes.clone();
@@ -54,20 +71,20 @@ pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), Stri
     notes.append(&mut asked.notes);
     asked.notes = notes;
     let stays_down = asked.vms.iter().any(|v| v.outcome.may_stay_down());
-    let code = match asked.outcome {
-        Outcome::Completes if stays_down => 3,
-        Outcome::Completes => 0,
-        _ => 2,
+    let exit = match asked.outcome {
+        Outcome::Completes if stays_down => Exit::MayStayDown,
+        Outcome::Completes => Exit::Clear,
+        _ => Exit::Blocked,
     };
     let sync = label_sync::of(
-        dump.kubevirts.first(),
+        slice.kubevirts.first(),
         DEFAULT_LABEL_KEY,
         request.settings.kubevirt.version.as_deref(),
     );
     let stale = staleness::Index::new(
-        &dump.vms,
-        &extra,
-        dump.kubevirts.first(),
+        &slice.vms,
+        &slice,
+        slice.kubevirts.first(),
         Some(Labels {
             key: DEFAULT_LABEL_KEY,
             sync: &sync,
@@ -82,7 +99,7 @@ pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), Stri
             stale: &stale,
             sync: &sync,
         };
-        table(&asked, instead.as_ref(), &running, &request.layout)
+        table(&asked, instead.as_ref(), &running, request.layout)
     } else {
         let mut data = serde_yaml::to_value(&asked).map_err(|e| e.to_string())?;
         stale.annotate(&mut data, "vms")?;
@@ -95,7 +112,7 @@ pub fn run(sources: Vec<Source>, request: &Request) -> Result<(String, u8), Stri
             .data(&data)
             .unwrap_or_else(|| Ok(String::new()))?
     };
-    Ok((text, code))
+    Ok(Report::new(text, exit))
 }
 
 /// The node is in the input, else which nodes are.

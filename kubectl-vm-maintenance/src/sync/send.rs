@@ -11,7 +11,8 @@ use kube::Client;
 use kube::core::Status;
 use serde_json::{Value, json};
 
-use crate::live::{self, Target};
+use crate::context::PROGRAM;
+use crate::input::live::{self, Target};
 use crate::sync::{Mode, Outcome, Plan, Write};
 
 /// The message of the API server's 422 for a JSON patch that does not apply to the object
@@ -26,8 +27,6 @@ pub struct Sending<'a> {
     pub dry_run: bool,
     /// `--batch-interval`.
     pub interval: std::time::Duration,
-    /// Prefix of the progress lines on stderr.
-    pub program: &'a str,
 }
 
 /// Sends the writes of `plan` and records what became of each; `Err` (exit 1) for a kubeconfig
@@ -79,8 +78,7 @@ pub fn apply(plan: &mut Plan, sending: &Sending) -> Result<(), String> {
         }
         if number > 0 && !sending.dry_run && !sending.interval.is_zero() {
             eprintln!(
-                "{}: waiting {}s before restart batch {}",
-                sending.program,
+                "{PROGRAM}: waiting {}s before restart batch {}",
                 sending.interval.as_secs_f64(),
                 number + 1
             );

@@ -1,17 +1,28 @@
-//! The kinds a dump holds beyond the VMs, KubeVirt CRs, claims and instance types that
-//! `input::Dump` keeps: Nodes, VirtualMachineInstances, launcher Pods, PersistentVolumes
-//! and Longhorn's volumes and replicas (parsed by `store::Store::slice`); and what of them is
-//! missing.
+//! One slice of the input: the parsed objects of some VMs (their VMs, VMIs, launcher Pods, the
+//! claims of their namespaces and the PersistentVolumes those are bound to, for a node's
+//! maintenance Longhorn's volumes and replicas) with the cluster-wide ones (KubeVirt CRs,
+//! instance types, Nodes), as `store::Store::slice` parses them; and what of them is missing.
 
 use cluster_model::maintenance::LAST_HEALTHY_REPLICA;
 use serde_json::Value;
 
-/// The kinds of the dump beyond `input::Dump`'s: what runs where, and the disks.
+/// The parsed objects of some VMs, and the cluster-wide ones.
 #[derive(Debug, Default)]
-pub struct Extra {
+pub struct Slice {
+    /// VirtualMachines in reading order, one per namespace/name (the last one read wins).
+    pub vms: Vec<Value>,
+    /// Each of `vms`' place among the input's VMs (0 is the first read).
+    pub numbers: Vec<usize>,
+    /// `kubevirt.io` KubeVirt CRs.
+    pub kubevirts: Vec<Value>,
+    /// `v1` PersistentVolumeClaims.
+    pub pvcs: Vec<Value>,
+    /// `instancetype.kubevirt.io` instancetypes and preferences (cluster-wide and namespaced).
+    pub instancetypes: Vec<Value>,
     pub nodes: Vec<Value>,
     pub vmis: Vec<Value>,
     pub pods: Vec<Value>,
+    /// Longhorn's volumes and replicas (of a node's maintenance only).
     pub volumes: Vec<Value>,
     pub replicas: Vec<Value>,
     /// `v1` PersistentVolumes: a disk only one node can mount (R10).

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
 
-use crate::extra::Extra;
+use crate::input::Slice;
 
 type Object = serde_json::Map<String, Value>;
 
@@ -43,15 +43,15 @@ fn key(object: &Value) -> (&str, &str) {
 }
 
 impl<'a> Running<'a> {
-    pub fn new(extra: &'a Extra) -> Running<'a> {
-        let vmis = extra
+    pub fn new(slice: &'a Slice) -> Running<'a> {
+        let vmis = slice
             .vmis
             .iter()
             .filter(|vmi| !matches!(text(vmi, "/status/phase"), Some("Succeeded" | "Failed")))
             .map(|vmi| (key(vmi), vmi))
             .collect();
         let mut pods = HashMap::new();
-        for pod in &extra.pods {
+        for pod in &slice.pods {
             if matches!(text(pod, "/status/phase"), Some("Succeeded" | "Failed")) {
                 continue;
             }
@@ -198,11 +198,11 @@ mod tests {
         ];
         for (spec, conditions, cluster, (strategy, source), reasons) in cases {
             let object = vmi(spec, conditions);
-            let extra = Extra {
+            let slice = Slice {
                 vmis: vec![object],
-                ..Extra::default()
+                ..Slice::default()
             };
-            let running = Running::new(&extra);
+            let running = Running::new(&slice);
             let found = running.vmi("team", "vm").expect("running");
             assert_eq!(found.node, Some("n1"));
             let (got, got_source) = found.eviction_strategy(cluster);

@@ -16,8 +16,8 @@ use std::hash::Hash;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::extra::Extra;
-use crate::input::{Dump, Source};
+use super::files::Source;
+use super::slice::Slice;
 
 /// How many VMs (or VMIs) a slice holds: their objects' trees are what a preview holds at once,
 /// next to the text of every object.
@@ -42,8 +42,7 @@ pub struct Store {
     persistent_volumes: Vec<Held>,
     longhorn_volumes: Vec<Held>,
     replicas: Vec<Held>,
-    /// What every slice holds: the KubeVirt CRs and instance types (in a [`Dump`]) and the
-    /// Nodes (in an [`Extra`]).
+    /// What every slice holds: the KubeVirt CRs, instance types and Nodes.
     shared: Slice,
     /// Where the objects a slice looks up are, so that a slice costs what it holds.
     at: Positions,
@@ -72,15 +71,6 @@ struct Held {
     link: Option<String>,
     /// A VMI's VM, a launcher Pod's VMI (their owner references); a Longhorn replica's volume.
     owner: Option<String>,
-}
-
-/// The parsed objects of some VMs, and the cluster-wide ones.
-#[derive(Debug, Default)]
-pub struct Slice {
-    pub dump: Dump,
-    pub extra: Extra,
-    /// Each of `dump.vms`' place among the input's VMs (0 is the first read).
-    pub numbers: Vec<usize>,
 }
 
 enum Kind {
@@ -130,7 +120,7 @@ impl Store {
             claims: positions(&store.pvcs, |h| Some(h.key.0.clone())),
             persistent_volumes: positions(&store.persistent_volumes, |h| Some(h.key.1.clone())),
         };
-        let crs = store.shared.dump.kubevirts.len();
+        let crs = store.shared.kubevirts.len();
         if crs > 1 {
             store.notes.push(format!(
                 "{crs} KubeVirt CRs read; KubeVirt honours one: the first is used"
@@ -167,9 +157,9 @@ impl Store {
                 .pvcs
                 .push(held(text_at(&object, "/spec/volumeName"), None)),
             Some(Kind::PersistentVolume) => self.persistent_volumes.push(held(None, None)),
-            Some(Kind::KubeVirt) => shared.dump.kubevirts.push(object),
-            Some(Kind::Instancetype) => shared.dump.instancetypes.push(object),
-            Some(Kind::Node) => shared.extra.nodes.push(object),
+            Some(Kind::KubeVirt) => shared.kubevirts.push(object),
+            Some(Kind::Instancetype) => shared.instancetypes.push(object),
+            Some(Kind::Node) => shared.nodes.push(object),
             Some(Kind::LonghornVolume) => self.longhorn_volumes.push(held(None, None)),
             Some(Kind::LonghornReplica) => {
                 let started = object.pointer("/status/started") == Some(&Value::Bool(true));
@@ -214,11 +204,11 @@ impl Store {
 
     /// The KubeVirt CRs, in reading order (KubeVirt honours the first).
     pub fn kubevirts(&self) -> &[Value] {
-        &self.shared.dump.kubevirts
+        &self.shared.kubevirts
     }
 
     pub fn nodes(&self) -> &[Value] {
-        &self.shared.extra.nodes
+        &self.shared.nodes
     }
 
     pub fn vmi_count(&self) -> usize {
@@ -277,8 +267,8 @@ impl Store {
             .collect();
         keys.extend(owners);
         let mut slice = self.slice(&keys)?;
-        slice.extra.volumes = volumes;
-        slice.extra.replicas = replicas;
+        slice.volumes = volumes;
+        slice.replicas = replicas;
         Ok(slice)
     }
 
@@ -297,23 +287,19 @@ impl Store {
         };
         let numbers = places(&self.at.vms, keys);
         Ok(Slice {
-            dump: Dump {
-                vms: parsed(&self.vms, numbers.clone())?,
-                kubevirts: self.shared.dump.kubevirts.clone(),
-                instancetypes: self.shared.dump.instancetypes.clone(),
-                pvcs: parsed(&self.pvcs, claims)?,
-            },
-            extra: Extra {
-                nodes: self.shared.extra.nodes.clone(),
-                vmis: parsed(&self.vmis, places(&self.at.vmis, keys))?,
-                pods: parsed(&self.pods, places(&self.at.pods, keys))?,
-                persistent_volumes: parsed(
-                    &self.persistent_volumes,
-                    places(&self.at.persistent_volumes, &bound),
-                )?,
-                ..Extra::default()
-            },
+            vms: parsed(&self.vms, numbers.clone())?,
             numbers,
+            kubevirts: self.shared.kubevirts.clone(),
+            instancetypes: self.shared.instancetypes.clone(),
+            pvcs: parsed(&self.pvcs, claims)?,
+            nodes: self.shared.nodes.clone(),
+            vmis: parsed(&self.vmis, places(&self.at.vmis, keys))?,
+            pods: parsed(&self.pods, places(&self.at.pods, keys))?,
+            persistent_volumes: parsed(
+                &self.persistent_volumes,
+                places(&self.at.persistent_volumes, &bound),
+            )?,
+            ..Slice::default()
         })
     }
 
@@ -329,7 +315,7 @@ impl Store {
 
     /// What the input lacks, in words (never guessed).
     pub fn missing(&self) -> Vec<String> {
-        crate::extra::missing(
+        super::slice::missing(
             !self.vmis.is_empty(),
             !self.pods.is_empty(),
             (!self.longhorn_volumes.is_empty(), !self.replicas.is_empty()),
@@ -340,7 +326,7 @@ impl Store {
     /// not checked.
     pub fn missing_disks(&self) -> Option<String> {
         let bound = self.pvcs.iter().any(|c| c.link.is_some());
-        crate::extra::missing_disks(
+        super::slice::missing_disks(
             !self.vmis.is_empty(),
             bound,
             !self.persistent_volumes.is_empty(),

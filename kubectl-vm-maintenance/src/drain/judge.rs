@@ -13,11 +13,11 @@ use vm_maintenance_strategy::settings::Settings;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
 
 use super::verdict::verdict;
-use crate::dump_cluster::{DumpCluster, assess};
-use crate::label_sync::LabelSync;
-use crate::report::{Prediction, Row};
+use crate::drain::rows::{Prediction, Row};
+use crate::input::cluster::{DumpCluster, assess};
+use crate::running::label_sync::LabelSync;
+use crate::running::staleness::{self, Labels};
 use crate::running::{Running, Vmi};
-use crate::staleness::{self, Labels};
 
 /// A VM as raw JSON (the type the policy crate reads).
 type Object = serde_json::Map<String, Value>;
@@ -34,6 +34,10 @@ pub(super) struct View<'a> {
     pub(super) disks: Disks<'a>,
     /// The KubeVirt CR's `spec.configuration.evictionStrategy`.
     pub(super) cluster_strategy: Option<&'a str>,
+    /// The settings as written, for the module.
+    pub(super) settings: &'a Value,
+    /// A controller evacuates VMIs with the `External` strategy.
+    pub(super) external_controller: bool,
 }
 
 /// One VM: its drain outcome and the policy's verdict. Never fails: what cannot be judged is
@@ -43,9 +47,7 @@ pub(super) fn judge(
     index: usize,
     host: &PolicyHost,
     cluster: &Arc<Cluster>,
-    settings: &Value,
     view: &View,
-    external_controller: bool,
 ) -> Row {
     let empty = Object::new();
     let object = vm.as_object().unwrap_or(&empty);
@@ -70,7 +72,7 @@ pub(super) fn judge(
         .get("spec")
         .and_then(|s| s.pointer("/template/metadata/labels"));
     row.template_label = label(template_labels);
-    row.verdict = Some(verdict(vm, &namespace, name, host, cluster, settings));
+    row.verdict = Some(verdict(vm, &namespace, name, host, cluster, view.settings));
 
     if name.is_none() {
         row.error = Some("metadata.name: missing".to_owned());
@@ -89,37 +91,33 @@ pub(super) fn judge(
     };
     let mut assessment = assess(vm, view.policy, view.dump);
     row.notes = std::mem::take(&mut assessment.warnings);
-    let run_strategy = RunStrategy::of(Some(vm));
+    let judged = Judged {
+        assessment,
+        template_labels,
+        run_strategy: RunStrategy::of(Some(vm)),
+    };
     match view.running.vmi(&namespace, name.unwrap_or_default()) {
-        Some(vmi) => judge_vmi(
-            vm,
-            &mut row,
-            &vmi,
-            assessment,
-            template_labels,
-            view,
-            external_controller,
-            run_strategy,
-        ),
-        None => judge_stopped(
-            &mut row,
-            assessment,
-            template_labels,
-            external_controller,
-            run_strategy,
-        ),
+        Some(vmi) => judge_vmi(vm, &mut row, &vmi, judged, view),
+        None => judge_stopped(&mut row, judged, view.external_controller),
     }
     row
 }
 
-/// A VM that does not run: the policy's reading of its object decides, as if it ran.
-fn judge_stopped(
-    row: &mut Row,
+/// What is read of a VM's own object: the policy's assessment, its template's labels (what its
+/// Pod would carry), its runStrategy.
+struct Judged<'a> {
     assessment: Assessment,
-    template_labels: &Object,
-    external_controller: bool,
+    template_labels: &'a Object,
     run_strategy: RunStrategy,
-) {
+}
+
+/// A VM that does not run: the policy's reading of its object decides, as if it ran.
+fn judge_stopped(row: &mut Row, judged: Judged, external_controller: bool) {
+    let Judged {
+        assessment,
+        template_labels,
+        run_strategy,
+    } = judged;
     let strategy = assessment
         .eviction_strategy
         .unwrap_or(EvictionStrategy::None);
@@ -140,20 +138,12 @@ fn judge_stopped(
 
 /// A running VM: KubeVirt judges its VMI (its own strategy, its `LiveMigratable` condition, its
 /// Pod's labels); the policy's reading of the VM is shown beside it.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site; the VM and its row are judged together"
-)]
-fn judge_vmi(
-    vm: &Value,
-    row: &mut Row,
-    vmi: &Vmi,
-    assessment: Assessment,
-    template_labels: &Object,
-    view: &View,
-    external_controller: bool,
-    run_strategy: RunStrategy,
-) {
+fn judge_vmi(vm: &Value, row: &mut Row, vmi: &Vmi, judged: Judged, view: &View) {
+    let Judged {
+        assessment,
+        template_labels,
+        run_strategy,
+    } = judged;
     let (strategy, source) = vmi.eviction_strategy(view.cluster_strategy);
     let reasons = vmi.not_migratable();
     let labels = vmi.pod_labels.unwrap_or(template_labels);
@@ -161,7 +151,13 @@ fn judge_vmi(
         .node
         .and_then(|node| node_bound(vmi.vmi, node, &view.disks));
     let evicted = after_eviction(&run_strategy, bound.as_deref());
-    let decision = drain_outcome(labels, &strategy, &reasons, external_controller, &evicted);
+    let decision = drain_outcome(
+        labels,
+        &strategy,
+        &reasons,
+        view.external_controller,
+        &evicted,
+    );
     row.run_strategy = Some(run_strategy);
     row.running = true;
     row.node = vmi.node.map(str::to_owned);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use policy_host::{Cluster, Evaluation, PolicyHost};
 use serde_json::{Value, json};
 
-use crate::report::{Verdict, VerdictKind};
+use crate::drain::rows::{Verdict, VerdictKind};
 
 /// The user the audit scanner's requests carry.
 const AUDIT_USER: &str = "system:serviceaccount:kubewarden:kubewarden-audit-scanner";
