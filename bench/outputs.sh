@@ -58,8 +58,8 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 
 for dump in "$@"; do
   base=$(basename "$dump" | tr -c 'A-Za-z0-9._\n-' _)
-  mapfile -t node_names < <(objects "$dump" | jq -r 'select(.kind == "Node" or .kind == "VirtualMachineInstance") | if .kind == "Node" then .metadata.name else .status.nodeName // empty end' | sort -u | head -n "$nodes")
-  namespace=$(objects "$dump" | jq -r 'select(.kind == "VirtualMachine") | .metadata.namespace // "default"' | sort -u | head -n 1)
+  mapfile -t node_names < <(objects "$dump" | jq -r 'select(.kind == "Node" or .kind == "VirtualMachineInstance") | if .kind == "Node" then .metadata.name else .status.nodeName // empty end' | sort -u | head -n "$nodes" || true)
+  namespace=$(objects "$dump" | jq -r 'select(.kind == "VirtualMachine") | .metadata.namespace // "default"' | sort -u | head -n 1 || true)
   commands=("drain" "upgrade" "sync" "sync --restart-stale")
   [ -n "$namespace" ] && commands+=("drain -n $namespace" "sync -n $namespace")
   for node in "${node_names[@]}"; do

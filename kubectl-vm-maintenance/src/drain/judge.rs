@@ -17,7 +17,7 @@ use crate::drain::rows::{Prediction, Row};
 use crate::input::cluster::{DumpCluster, assess};
 use crate::running::label_sync::LabelSync;
 use crate::running::staleness::{self, Labels};
-use crate::running::{Running, Vmi};
+use crate::running::{HARVESTER_READS, Running, Vmi};
 
 /// A VM as raw JSON (the type the policy crate reads).
 type Object = serde_json::Map<String, Value>;
@@ -62,11 +62,7 @@ pub(super) fn judge(
         namespace.clone(),
         name.map_or_else(|| format!("(unnamed VM #{})", index + 1), str::to_owned),
     );
-    let label = |labels: Option<&Value>| {
-        labels
-            .and_then(|l| l.get(cluster_model::drain::DEFAULT_LABEL_KEY))
-            .cloned()
-    };
+    let label = |labels: Option<&Value>| labels.and_then(|l| l.get(HARVESTER_READS)).cloned();
     row.label = label(metadata.and_then(|m| m.get("labels")));
     let template_labels = object
         .get("spec")
@@ -167,7 +163,7 @@ fn judge_vmi(vm: &Value, row: &mut Row, vmi: &Vmi, judged: Judged, view: &View) 
     row.outcome = Some(decision.outcome);
     row.why = Some(decision.reason);
     let labels = Labels {
-        key: cluster_model::drain::DEFAULT_LABEL_KEY,
+        key: HARVESTER_READS,
         sync: view.sync,
     };
     row.staleness = Some(staleness::of(

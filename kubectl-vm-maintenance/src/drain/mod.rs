@@ -26,8 +26,8 @@ use crate::input::cluster::dump_cluster;
 use crate::input::settings::check_settings;
 use crate::input::store::{Key, SLICE};
 use crate::input::{Slice, Store};
-use crate::running::Running;
 use crate::running::label_sync::{self, LabelSync};
+use crate::running::{HARVESTER_READS, Running};
 use judge::{View, judge};
 use rows::Row;
 
@@ -74,7 +74,7 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
     }
     let sync = label_sync::of(
         store.kubevirts().first(),
-        cluster_model::drain::DEFAULT_LABEL_KEY,
+        HARVESTER_READS,
         settings
             .raw
             .pointer("/kubevirt/version")

@@ -13,7 +13,7 @@ use crate::input::Source;
 
 /// One kind to list: its API group/version, kind, resource, whether it is namespaced, a label
 /// selector, and a fixed namespace (Longhorn's objects live in `longhorn-system`).
-struct Kind {
+struct Listed {
     api_version: &'static str,
     kind: &'static str,
     plural: &'static str,
@@ -24,8 +24,8 @@ struct Kind {
     cluster_wide: bool,
 }
 
-const fn kind(api_version: &'static str, kind: &'static str, plural: &'static str) -> Kind {
-    Kind {
+const fn kind(api_version: &'static str, kind: &'static str, plural: &'static str) -> Listed {
+    Listed {
         api_version,
         kind,
         plural,
@@ -42,8 +42,8 @@ const INSTANCETYPES: &str = "instancetype.kubevirt.io/v1beta1";
 pub const PAGE: usize = 500;
 
 /// What the previews read, in this order.
-const KINDS: [Kind; 13] = [
-    Kind {
+const KINDS: [Listed; 13] = [
+    Listed {
         cluster_wide: true,
         ..kind("kubevirt.io/v1", "KubeVirt", "kubevirts")
     },
@@ -53,20 +53,20 @@ const KINDS: [Kind; 13] = [
         "VirtualMachineInstance",
         "virtualmachineinstances",
     ),
-    Kind {
+    Listed {
         selector: Some("kubevirt.io=virt-launcher"),
         ..kind("v1", "Pod", "pods")
     },
-    Kind {
+    Listed {
         namespaced: false,
         ..kind("v1", "Node", "nodes")
     },
     kind("v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
-    Kind {
+    Listed {
         namespaced: false,
         ..kind("v1", "PersistentVolume", "persistentvolumes")
     },
-    Kind {
+    Listed {
         namespaced: false,
         ..kind(
             INSTANCETYPES,
@@ -79,7 +79,7 @@ const KINDS: [Kind; 13] = [
         "VirtualMachineInstancetype",
         "virtualmachineinstancetypes",
     ),
-    Kind {
+    Listed {
         namespaced: false,
         ..kind(
             INSTANCETYPES,
@@ -92,11 +92,11 @@ const KINDS: [Kind; 13] = [
         "VirtualMachinePreference",
         "virtualmachinepreferences",
     ),
-    Kind {
+    Listed {
         namespace: Some("longhorn-system"),
         ..kind("longhorn.io/v1beta2", "Volume", "volumes")
     },
-    Kind {
+    Listed {
         namespace: Some("longhorn-system"),
         ..kind("longhorn.io/v1beta2", "Replica", "replicas")
     },
@@ -132,7 +132,7 @@ pub fn read_kinds(target: &Target, plurals: &[&str]) -> Result<(Vec<Source>, Vec
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let kinds: Vec<&Kind> = KINDS
+    let kinds: Vec<&Listed> = KINDS
         .iter()
         .filter(|k| plurals.contains(&k.plural))
         .collect();
@@ -168,7 +168,10 @@ async fn config(target: &Target) -> Result<Config, String> {
     }
 }
 
-async fn read_async(target: &Target, kinds: &[&Kind]) -> Result<(Vec<Source>, Vec<Note>), String> {
+async fn read_async(
+    target: &Target,
+    kinds: &[&Listed],
+) -> Result<(Vec<Source>, Vec<Note>), String> {
     let config = config(target).await?;
     let server = config.cluster_url.to_string();
     let client = Client::try_from(config).map_err(|e| format!("{server}: {e}"))?;
@@ -221,7 +224,7 @@ async fn read_async(target: &Target, kinds: &[&Kind]) -> Result<(Vec<Source>, Ve
 /// page is read).
 async fn list(
     client: &Client,
-    kind: &Kind,
+    kind: &Listed,
     namespace: Option<&str>,
 ) -> kube::Result<Vec<Box<RawValue>>> {
     let mut items = Vec::new();
@@ -254,7 +257,7 @@ async fn list(
 
 /// The list path of a kind, in one namespace or all; with `page` (the `continue` token, `""` for
 /// the first page), a page of [`PAGE`] objects.
-fn list_path(kind: &Kind, namespace: Option<&str>, page: Option<&str>) -> String {
+fn list_path(kind: &Listed, namespace: Option<&str>, page: Option<&str>) -> String {
     let prefix = if kind.api_version == "v1" {
         "/api/v1".to_owned()
     } else {
@@ -287,7 +290,7 @@ fn list_path(kind: &Kind, namespace: Option<&str>, page: Option<&str>) -> String
 
 /// The API server leaves `apiVersion` and `kind` out of a built-in list's items; the previews
 /// read them, so every item gets its kind's.
-fn typed(mut list: Value, kind: &Kind) -> Value {
+fn typed(mut list: Value, kind: &Listed) -> Value {
     if let Some(items) = list.get_mut("items").and_then(Value::as_array_mut) {
         for item in items.iter_mut().filter_map(Value::as_object_mut) {
             item.insert("apiVersion".to_owned(), Value::from(kind.api_version));

@@ -73,7 +73,7 @@ struct Held {
     owner: Option<String>,
 }
 
-enum Kind {
+enum Class {
     Vm,
     Vmi,
     Pod,
@@ -144,24 +144,24 @@ impl Store {
         };
         let shared = &mut self.shared;
         match classify(&object) {
-            Some(Kind::Vm) => {
+            Some(Class::Vm) => {
                 let vm = held(None, None);
                 self.keep_vm(vm, &object, shown, seen);
             }
-            Some(Kind::Vmi) => self.vmis.push(held(
+            Some(Class::Vmi) => self.vmis.push(held(
                 cluster_model::maintenance::vmi_node(&object),
                 cluster_model::maintenance::owner_vm(&object),
             )),
-            Some(Kind::Pod) => self.pods.push(held(None, launcher_of(&object))),
-            Some(Kind::Claim) => self
+            Some(Class::Pod) => self.pods.push(held(None, launcher_of(&object))),
+            Some(Class::Claim) => self
                 .pvcs
                 .push(held(text_at(&object, "/spec/volumeName"), None)),
-            Some(Kind::PersistentVolume) => self.persistent_volumes.push(held(None, None)),
-            Some(Kind::KubeVirt) => shared.kubevirts.push(object),
-            Some(Kind::Instancetype) => shared.instancetypes.push(object),
-            Some(Kind::Node) => shared.nodes.push(object),
-            Some(Kind::LonghornVolume) => self.longhorn_volumes.push(held(None, None)),
-            Some(Kind::LonghornReplica) => {
+            Some(Class::PersistentVolume) => self.persistent_volumes.push(held(None, None)),
+            Some(Class::KubeVirt) => shared.kubevirts.push(object),
+            Some(Class::Instancetype) => shared.instancetypes.push(object),
+            Some(Class::Node) => shared.nodes.push(object),
+            Some(Class::LonghornVolume) => self.longhorn_volumes.push(held(None, None)),
+            Some(Class::LonghornReplica) => {
                 let started = object.pointer("/status/started") == Some(&Value::Bool(true));
                 let node = text_at(&object, "/spec/nodeID").filter(|_| started);
                 self.replicas
@@ -437,28 +437,28 @@ fn described(object: &Value) -> String {
     }
 }
 
-fn classify(object: &Value) -> Option<Kind> {
+fn classify(object: &Value) -> Option<Class> {
     let api_version = object.get("apiVersion")?.as_str()?;
     let kubevirt = api_version.starts_with("kubevirt.io/");
     let core = api_version == "v1";
     let longhorn = api_version.starts_with("longhorn.io/");
     Some(match object.get("kind")?.as_str()? {
-        "VirtualMachine" if kubevirt => Kind::Vm,
-        "VirtualMachineInstance" if kubevirt => Kind::Vmi,
-        "KubeVirt" if kubevirt => Kind::KubeVirt,
-        "Pod" if core => Kind::Pod,
-        "PersistentVolumeClaim" if core => Kind::Claim,
-        "PersistentVolume" if core => Kind::PersistentVolume,
-        "Node" if core => Kind::Node,
-        "Volume" if longhorn => Kind::LonghornVolume,
-        "Replica" if longhorn => Kind::LonghornReplica,
+        "VirtualMachine" if kubevirt => Class::Vm,
+        "VirtualMachineInstance" if kubevirt => Class::Vmi,
+        "KubeVirt" if kubevirt => Class::KubeVirt,
+        "Pod" if core => Class::Pod,
+        "PersistentVolumeClaim" if core => Class::Claim,
+        "PersistentVolume" if core => Class::PersistentVolume,
+        "Node" if core => Class::Node,
+        "Volume" if longhorn => Class::LonghornVolume,
+        "Replica" if longhorn => Class::LonghornReplica,
         "VirtualMachineInstancetype"
         | "VirtualMachineClusterInstancetype"
         | "VirtualMachinePreference"
         | "VirtualMachineClusterPreference"
             if api_version.starts_with("instancetype.kubevirt.io/") =>
         {
-            Kind::Instancetype
+            Class::Instancetype
         }
         _ => return None,
     })

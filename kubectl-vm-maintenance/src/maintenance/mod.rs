@@ -3,7 +3,8 @@
 //! for it (Nodes, VirtualMachineInstances, Pods, Longhorn volumes and replicas: [`crate::input::Slice`]) and
 //! renders the table or the data.
 
-use cluster_model::drain::{DEFAULT_LABEL_KEY, DrainOutcome};
+use crate::running::HARVESTER_READS;
+use cluster_model::drain::DrainOutcome;
 use cluster_model::maintenance::{Longhorn, Objects, Outcome, Preview, VmOutcome, preview};
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
@@ -78,7 +79,7 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
     };
     let sync = label_sync::of(
         slice.kubevirts.first(),
-        DEFAULT_LABEL_KEY,
+        HARVESTER_READS,
         request.settings.kubevirt.version.as_deref(),
     );
     let stale = staleness::Index::new(
@@ -86,7 +87,7 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
         &slice,
         slice.kubevirts.first(),
         Some(Labels {
-            key: DEFAULT_LABEL_KEY,
+            key: HARVESTER_READS,
             sync: &sync,
         }),
     )
@@ -95,11 +96,11 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
         // What --force would do instead of a refusal.
         let instead = (asked.outcome == Outcome::Refused && !request.force)
             .then(|| preview(request.node, true, &objects, &predict));
-        let running = Running {
+        let lag = Lag {
             stale: &stale,
             sync: &sync,
         };
-        table(&asked, instead.as_ref(), &running, request.layout)
+        table(&asked, instead.as_ref(), &lag, request.layout)
     } else {
         let mut data = serde_yaml::to_value(&asked).map_err(|e| e.to_string())?;
         stale.annotate(&mut data, "vms")?;
@@ -132,7 +133,7 @@ fn known_node(store: &Store, node: &str) -> Result<(), String> {
 }
 
 /// What the running objects carry against their VMs, and what the KubeVirt CR syncs.
-pub struct Running<'a> {
+pub struct Lag<'a> {
     pub stale: &'a Found,
     pub sync: &'a LabelSync,
 }
@@ -151,17 +152,12 @@ fn forced_words(force: bool) -> &'static str {
 /// The node's outcome first; for `Refused`, what blocks it VM by VM and what `--force` would do
 /// instead; otherwise the VMs, a line each; then why, why it never completes and what was not
 /// checked. `--no-headers`: the rows of the first table alone.
-pub fn table(
-    asked: &Preview,
-    instead: Option<&Preview>,
-    running: &Running,
-    layout: &Layout,
-) -> String {
+pub fn table(asked: &Preview, instead: Option<&Preview>, lag: &Lag, layout: &Layout) -> String {
     if !layout.headers {
         return if asked.outcome == Outcome::Refused {
             refusal_table(asked, instead).render(false)
         } else {
-            vm_table(asked, running, layout).render(false)
+            vm_table(asked, lag, layout).render(false)
         };
     }
     let mut text = format!(
@@ -171,9 +167,9 @@ pub fn table(
         asked.outcome.as_str()
     );
     if asked.outcome == Outcome::Refused {
-        refused(asked, instead, running, layout, &mut text);
+        refused(asked, instead, lag, layout, &mut text);
     } else {
-        acted(asked, running, layout, &mut text);
+        acted(asked, lag, layout, &mut text);
     }
     layout.next_section("Not checked", &asked.notes, &mut text);
     text
@@ -215,7 +211,7 @@ fn refusal_table(asked: &Preview, instead: Option<&Preview>) -> Columns {
 fn refused(
     asked: &Preview,
     instead: Option<&Preview>,
-    running: &Running,
+    lag: &Lag,
     layout: &Layout,
     text: &mut String,
 ) {
@@ -245,7 +241,7 @@ fn refused(
             ),
             text,
         );
-        acted(instead, running, layout, text);
+        acted(instead, lag, layout, text);
     }
 }
 
@@ -259,7 +255,7 @@ fn short(vm: &VmOutcome) -> String {
 
 /// A line per VM acted on, with what its running objects carry against it (`-o wide`: the
 /// label on the VM, VMI and Pod, the VMI's eviction strategy, and its reasons in words).
-fn vm_table(asked: &Preview, running: &Running, layout: &Layout) -> Columns {
+fn vm_table(asked: &Preview, lag: &Lag, layout: &Layout) -> Columns {
     let mut header = vec!["NAMESPACE", "NAME", "NODE", "OUTCOME", "RESTART", "STALE"];
     if layout.wide() {
         header.extend(["LABEL VM/VMI/POD", "VMI EVICTION", "WHY"]);
@@ -275,7 +271,7 @@ fn vm_table(asked: &Preview, running: &Running, layout: &Layout) -> Columns {
                 .map(|r| r.as_str().to_owned())
                 .unwrap_or_default(),
         ];
-        let stale = running.stale.of(&vm.namespace, &vm.name);
+        let stale = lag.stale.of(&vm.namespace, &vm.name);
         cells.push(stale.map(Staleness::cell).unwrap_or_default());
         if layout.wide() {
             cells.push(stale.map(Staleness::labels_cell).unwrap_or_default());
@@ -287,11 +283,11 @@ fn vm_table(asked: &Preview, running: &Running, layout: &Layout) -> Columns {
     table
 }
 
-fn acted(asked: &Preview, running: &Running, layout: &Layout, text: &mut String) {
+fn acted(asked: &Preview, lag: &Lag, layout: &Layout, text: &mut String) {
     if asked.vms.is_empty() {
         text.push_str("No VM is acted on.\n");
     } else {
-        text.push_str(&vm_table(asked, running, layout).render(true));
+        text.push_str(&vm_table(asked, lag, layout).render(true));
         let count = |o: DrainOutcome| asked.vms.iter().filter(|v| v.outcome == o).count();
         let counts: Vec<String> = DrainOutcome::ALL
             .iter()
@@ -330,7 +326,7 @@ fn acted(asked: &Preview, running: &Running, layout: &Layout, text: &mut String)
         .chain(asked.stuck.iter().cloned())
         .collect();
     layout.next_section("Never completes", &stays, text);
-    let stale = running.stale.lines(
+    let stale = lag.stale.lines(
         asked
             .vms
             .iter()
@@ -340,7 +336,7 @@ fn acted(asked: &Preview, running: &Running, layout: &Layout, text: &mut String)
     if !asked.vms.is_empty() {
         layout.next_section(
             "KubeVirt label sync",
-            std::slice::from_ref(&running.sync.message),
+            std::slice::from_ref(&lag.sync.message),
             text,
         );
     }

@@ -7,3 +7,7 @@ pub mod staleness;
 pub mod vmi;
 
 pub use vmi::{Running, Vmi};
+
+/// The label key Harvester's drain filter and maintenance mode read, whatever key the policy's
+/// settings keep (`labelKey`): what a drain does is decided by this one.
+pub const HARVESTER_READS: &str = cluster_model::drain::DEFAULT_LABEL_KEY;

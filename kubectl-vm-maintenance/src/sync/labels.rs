@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::plan::{LabelChange, Write};
+use super::plan::{Kind, LabelChange, Write};
 use super::planner::{Planner, text};
 use crate::running::Vmi;
 use crate::running::staleness::{self, shown};
@@ -19,7 +19,7 @@ impl Planner<'_> {
         let patch = match vm_patch(vm, self.key, value.as_ref(), &to) {
             Ok(patch) => patch,
             Err(message) => {
-                self.finding(namespace, "VirtualMachine", name, message);
+                self.finding(namespace, Kind::Vm, name, message);
                 return;
             }
         };
@@ -32,7 +32,7 @@ impl Planner<'_> {
                 }),
                 holds: patch.holds,
                 ..Write::patch(
-                    "VirtualMachine",
+                    Kind::Vm,
                     namespace,
                     name,
                     name,
@@ -44,8 +44,8 @@ impl Planner<'_> {
         let Some(vmi) = vmi else {
             return;
         };
-        let mut objects = vec![("VirtualMachineInstance", vmi.vmi)];
-        objects.extend(vmi.pods.iter().map(|pod| ("Pod", *pod)));
+        let mut objects = vec![(Kind::Vmi, vmi.vmi)];
+        objects.extend(vmi.pods.iter().map(|pod| (Kind::Pod, *pod)));
         for (kind, object) in objects {
             self.running_label(kind, object, namespace, name, &to);
         }
@@ -62,7 +62,7 @@ impl Planner<'_> {
                 let allowed: Vec<&str> = allowed.iter().map(AsRef::as_ref).collect();
                 self.finding(
                     namespace,
-                    "VirtualMachine",
+                    Kind::Vm,
                     name,
                     format!(
                         "label {} is not in allowedStrategies ({}): not changed, and not copied to its template, VMI or Pods (the policy keeps it too)",
@@ -76,14 +76,7 @@ impl Planner<'_> {
     }
 
     /// A VMI's or launcher Pod's label to the VM's value `to`.
-    fn running_label(
-        &mut self,
-        kind: &'static str,
-        object: &Value,
-        namespace: &str,
-        vm: &str,
-        to: &str,
-    ) {
+    fn running_label(&mut self, kind: Kind, object: &Value, namespace: &str, vm: &str, to: &str) {
         let object_name = text(object, "/metadata/name").unwrap_or(vm).to_owned();
         let from = label_at(object, "/metadata", self.key);
         if from.as_ref() == Some(&json!(to)) {

@@ -33,7 +33,8 @@ use crate::output::print;
 use crate::running::label_sync;
 
 pub use plan::{
-    Batches, Finding, LabelChange, Mode, Outcome, Plan, Write, exit_code, object_path, restart_path,
+    Batches, Finding, Kind, LabelChange, Mode, Outcome, Plan, Verb, Write, exit_code, object_path,
+    restart_path,
 };
 pub use planner::plan;
 pub use table::table;

@@ -44,18 +44,74 @@ pub struct Batches {
     pub interval_seconds: f64,
 }
 
+/// The kind of object a write goes to (`-o json`: its `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Kind {
+    #[serde(rename = "VirtualMachine")]
+    Vm,
+    #[serde(rename = "VirtualMachineInstance")]
+    Vmi,
+    Pod,
+}
+
+impl Kind {
+    /// `VirtualMachine`, `VirtualMachineInstance`, `Pod`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Vm => "VirtualMachine",
+            Kind::Vmi => "VirtualMachineInstance",
+            Kind::Pod => "Pod",
+        }
+    }
+
+    /// The resource, as the API path and RBAC name it.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Kind::Vm => "virtualmachines",
+            Kind::Vmi => "virtualmachineinstances",
+            Kind::Pod => "pods",
+        }
+    }
+
+    /// The table's KIND column, as kubectl's short names.
+    pub fn short(self) -> &'static str {
+        match self {
+            Kind::Vm => "vm",
+            Kind::Vmi => "vmi",
+            Kind::Pod => "pod",
+        }
+    }
+}
+
+/// The write's verb, as RBAC names it (`-o json`: its `verb`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verb {
+    /// A JSON patch of the object.
+    Patch,
+    /// A PUT of the `virtualmachines/restart` subresource.
+    Update,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Patch => "patch",
+            Verb::Update => "update",
+        }
+    }
+}
+
 /// One write.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Write {
     pub namespace: String,
-    /// `VirtualMachine`, `VirtualMachineInstance` or `Pod`.
-    pub kind: &'static str,
+    pub kind: Kind,
     pub name: String,
     /// The VM the write is for.
     pub vm: String,
-    /// `patch`, or `update` (the `virtualmachines/restart` subresource, as RBAC names it).
-    pub verb: &'static str,
+    pub verb: Verb,
     /// The API path the write goes to.
     pub path: String,
     /// What it does, in words.
@@ -127,7 +183,7 @@ impl Outcome {
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     pub namespace: String,
-    pub kind: &'static str,
+    pub kind: Kind,
     pub name: String,
     pub message: String,
 }
@@ -136,13 +192,16 @@ impl Write {
     /// `patch virtualmachines prod/web-01`, `update virtualmachines/restart prod/web-01`: the
     /// verb and resource as RBAC names them.
     pub fn described(&self) -> String {
-        let resource = match (self.kind, self.verb) {
-            ("VirtualMachine", "update") => "virtualmachines/restart",
-            ("VirtualMachine", _) => "virtualmachines",
-            ("VirtualMachineInstance", _) => "virtualmachineinstances",
-            _ => "pods",
+        let resource = match self.verb {
+            Verb::Update => "virtualmachines/restart",
+            Verb::Patch => self.kind.plural(),
         };
-        format!("{} {resource} {}/{}", self.verb, self.namespace, self.name)
+        format!(
+            "{} {resource} {}/{}",
+            self.verb.as_str(),
+            self.namespace,
+            self.name
+        )
     }
 
     pub fn is_restart(&self) -> bool {
@@ -151,7 +210,7 @@ impl Write {
 
     /// A JSON patch of the object `namespace/name` of `kind`, for `vm`; nothing more known yet.
     pub(super) fn patch(
-        kind: &'static str,
+        kind: Kind,
         namespace: &str,
         name: &str,
         vm: &str,
@@ -163,7 +222,7 @@ impl Write {
             kind,
             name: name.to_owned(),
             vm: vm.to_owned(),
-            verb: "patch",
+            verb: Verb::Patch,
             path: object_path(kind, namespace, name),
             change,
             label: None,
@@ -179,24 +238,22 @@ impl Write {
     /// A restart of the VM `namespace/name` (an empty body), its batch not yet known.
     pub(super) fn restart(namespace: &str, name: &str, change: String) -> Write {
         Write {
-            verb: "update",
+            verb: Verb::Update,
             path: restart_path(namespace, name),
             body: json!({}),
-            ..Write::patch("VirtualMachine", namespace, name, name, change, Vec::new())
+            ..Write::patch(Kind::Vm, namespace, name, name, change, Vec::new())
         }
     }
 }
 
 /// `/apis/kubevirt.io/v1/namespaces/NS/virtualmachines/NAME` and the like.
-pub fn object_path(kind: &str, namespace: &str, name: &str) -> String {
+pub fn object_path(kind: Kind, namespace: &str, name: &str) -> String {
+    let plural = kind.plural();
     match kind {
-        "VirtualMachine" => {
-            format!("/apis/kubevirt.io/v1/namespaces/{namespace}/virtualmachines/{name}")
+        Kind::Vm | Kind::Vmi => {
+            format!("/apis/kubevirt.io/v1/namespaces/{namespace}/{plural}/{name}")
         }
-        "VirtualMachineInstance" => {
-            format!("/apis/kubevirt.io/v1/namespaces/{namespace}/virtualmachineinstances/{name}")
-        }
-        _ => format!("/api/v1/namespaces/{namespace}/pods/{name}"),
+        Kind::Pod => format!("/api/v1/namespaces/{namespace}/{plural}/{name}"),
     }
 }
 

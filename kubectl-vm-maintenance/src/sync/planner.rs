@@ -6,7 +6,7 @@ use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
 use super::Options;
-use super::plan::{Batches, Finding, Mode, Plan, Write};
+use super::plan::{Batches, Finding, Kind, Mode, Plan, Write};
 use crate::input::Store;
 use crate::input::store::SLICE;
 use crate::running::Running;
@@ -90,13 +90,7 @@ pub(super) struct Planner<'a> {
 }
 
 impl Planner<'_> {
-    pub(super) fn finding(
-        &mut self,
-        namespace: &str,
-        kind: &'static str,
-        name: &str,
-        message: String,
-    ) {
+    pub(super) fn finding(&mut self, namespace: &str, kind: Kind, name: &str, message: String) {
         self.not_changed.push(Finding {
             namespace: namespace.to_owned(),
             kind,

@@ -5,7 +5,7 @@
 use cluster_model::restart::RunStrategy;
 use serde_json::Value;
 
-use super::plan::Write;
+use super::plan::{Kind, Write};
 use super::planner::Planner;
 use crate::running::Vmi;
 use crate::running::staleness;
@@ -36,7 +36,7 @@ impl Planner<'_> {
         if let Some(why) = not_blocking(own, condition.as_ref()) {
             self.finding(
                 namespace,
-                "VirtualMachineInstance",
+                Kind::Vmi,
                 name,
                 format!("{stale}: not restarted ({why}); it gets {current} at its next restart"),
             );
@@ -45,18 +45,13 @@ impl Planner<'_> {
         let reason = condition.map(|(_, reason)| reason).unwrap_or_default();
         let blocks = format!("{stale}, LiveMigratable=False ({reason}): every drain blocks on it");
         if let Some(refused) = refused(vm) {
-            self.finding(
-                namespace,
-                "VirtualMachine",
-                name,
-                format!("{blocks}; {refused}"),
-            );
+            self.finding(namespace, Kind::Vm, name, format!("{blocks}; {refused}"));
             return;
         }
         if !restart_stale {
             self.finding(
                 namespace,
-                "VirtualMachine",
+                Kind::Vm,
                 name,
                 format!("{blocks}; --restart-stale restarts it"),
             );

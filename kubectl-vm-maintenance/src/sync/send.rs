@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::context::PROGRAM;
 use crate::input::live::{self, Target};
-use crate::sync::{Mode, Outcome, Plan, Write};
+use crate::sync::{Kind, Mode, Outcome, Plan, Write};
 
 /// The message of the API server's 422 for a JSON patch that does not apply to the object
 /// (k8s.io/apiserver `patch.go` `applyJSPatch`: `NewGenericServerResponse(422, ...)`, whose own
@@ -48,13 +48,13 @@ pub fn apply(plan: &mut Plan, sending: &Sending) -> Result<(), String> {
     for index in patches {
         let write = &mut plan.writes[index];
         let owner = (write.namespace.clone(), write.vm.clone());
-        if write.kind != "VirtualMachine" && failed_vms.contains(&owner) {
+        if write.kind != Kind::Vm && failed_vms.contains(&owner) {
             write.result = Some(Outcome::Skipped);
             write.message = Some("the VM's own patch did not succeed".to_owned());
             continue;
         }
         runtime.block_on(send(&client, write, sending.dry_run))?;
-        if write.kind == "VirtualMachine" && !write.result.is_some_and(Outcome::succeeded) {
+        if write.kind == Kind::Vm && !write.result.is_some_and(Outcome::succeeded) {
             failed_vms.insert(owner);
         }
     }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::plan::{Mode, Outcome, Plan, Write};
+use super::plan::{Kind, Mode, Outcome, Plan, Write};
 use crate::output::columns::{Columns, Layout};
 
 /// The results in the order the summary counts them.
@@ -47,14 +47,9 @@ fn writes(plan: &Plan, layout: &Layout) -> Columns {
     }
     let mut table = Columns::new(header);
     for write in &plan.writes {
-        let kind = match write.kind {
-            "VirtualMachine" => "vm",
-            "VirtualMachineInstance" => "vmi",
-            _ => "pod",
-        };
         let mut cells = vec![
             write.namespace.clone(),
-            kind.to_owned(),
+            write.kind.short().to_owned(),
             write.name.clone(),
             write.change.clone(),
         ];
@@ -77,19 +72,19 @@ fn result(write: &Write) -> &'static str {
 /// `5 writes: 1 VMs, 2 VMIs, 2 Pods patched; 1 VMs restarted in 1 batches of 5 every 60s`, then
 /// that nothing was written, or the results.
 fn summary(plan: &Plan) -> String {
-    let count = |kind: &str, restart: bool| {
+    let count = |kind: Kind, restart: bool| {
         plan.writes
             .iter()
             .filter(|w| w.kind == kind && w.is_restart() == restart)
             .count()
     };
-    let restarts = count("VirtualMachine", true);
+    let restarts = count(Kind::Vm, true);
     let mut summary = format!(
         "{} writes: {} VMs, {} VMIs, {} Pods patched",
         plan.writes.len(),
-        count("VirtualMachine", false),
-        count("VirtualMachineInstance", false),
-        count("Pod", false),
+        count(Kind::Vm, false),
+        count(Kind::Vmi, false),
+        count(Kind::Pod, false),
     );
     if restarts > 0 {
         let b = &plan.restart_batches;
@@ -158,7 +153,15 @@ fn sections(plan: &Plan, layout: &Layout, text: &mut String) {
     let not_changed: Vec<String> = plan
         .not_changed
         .iter()
-        .map(|f| format!("{}/{} ({}): {}", f.namespace, f.name, f.kind, f.message))
+        .map(|f| {
+            format!(
+                "{}/{} ({}): {}",
+                f.namespace,
+                f.name,
+                f.kind.as_str(),
+                f.message
+            )
+        })
         .collect();
     layout.next_section("Not changed", &not_changed, text);
     layout.next_section(
