@@ -1,9 +1,10 @@
 //! The input of every command: the objects read from files (`files.rs`) or listed from the live
 //! cluster (`live.rs`), held as text until a command parses the objects of some VMs at a time
-//! (`store.rs`) into one [`Slice`] (`slice.rs`); the slice as the cluster the policy's
+//! (`store.rs`, keeping the kinds `class.rs` recognises) into one [`Slice`] (`slice.rs`); the slice as the cluster the policy's
 //! assessment reads (`cluster.rs`); and the policy settings the commands are given
 //! (`settings.rs`).
 
+mod class;
 pub mod cluster;
 pub mod files;
 pub mod live;

@@ -16,6 +16,7 @@ use std::hash::Hash;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::class::{Class, classify, described, typed};
 use super::files::Source;
 use super::slice::Slice;
 
@@ -71,19 +72,6 @@ struct Held {
     link: Option<String>,
     /// A VMI's VM, a launcher Pod's VMI (their owner references); a Longhorn replica's volume.
     owner: Option<String>,
-}
-
-enum Class {
-    Vm,
-    Vmi,
-    Pod,
-    Claim,
-    PersistentVolume,
-    KubeVirt,
-    Instancetype,
-    Node,
-    LonghornVolume,
-    LonghornReplica,
 }
 
 impl Store {
@@ -417,49 +405,4 @@ fn launcher_of(pod: &Value) -> Option<&str> {
 
 fn text_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
     value.pointer(pointer).and_then(Value::as_str)
-}
-
-/// Whether an object names its `kind` and `apiVersion` (strings), as every object kubectl prints
-/// does.
-fn typed(object: &Value) -> bool {
-    object.get("kind").is_some_and(Value::is_string)
-        && object.get("apiVersion").is_some_and(Value::is_string)
-}
-
-/// `namespace/name`, `name` or `unnamed`, for a note.
-fn described(object: &Value) -> String {
-    let name = text_at(object, "/metadata/name");
-    let namespace = text_at(object, "/metadata/namespace");
-    match (namespace, name) {
-        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
-        (None, Some(name)) => name.to_owned(),
-        _ => "unnamed".to_owned(),
-    }
-}
-
-fn classify(object: &Value) -> Option<Class> {
-    let api_version = object.get("apiVersion")?.as_str()?;
-    let kubevirt = api_version.starts_with("kubevirt.io/");
-    let core = api_version == "v1";
-    let longhorn = api_version.starts_with("longhorn.io/");
-    Some(match object.get("kind")?.as_str()? {
-        "VirtualMachine" if kubevirt => Class::Vm,
-        "VirtualMachineInstance" if kubevirt => Class::Vmi,
-        "KubeVirt" if kubevirt => Class::KubeVirt,
-        "Pod" if core => Class::Pod,
-        "PersistentVolumeClaim" if core => Class::Claim,
-        "PersistentVolume" if core => Class::PersistentVolume,
-        "Node" if core => Class::Node,
-        "Volume" if longhorn => Class::LonghornVolume,
-        "Replica" if longhorn => Class::LonghornReplica,
-        "VirtualMachineInstancetype"
-        | "VirtualMachineClusterInstancetype"
-        | "VirtualMachinePreference"
-        | "VirtualMachineClusterPreference"
-            if api_version.starts_with("instancetype.kubevirt.io/") =>
-        {
-            Class::Instancetype
-        }
-        _ => return None,
-    })
 }

@@ -1,7 +1,9 @@
 //! What every command's output shares: the table as `kubectl get` prints it, the explanations
-//! wrapped below it, `-o json` / `-o yaml` (`columns.rs`); and the answer written to stdout.
+//! wrapped below it, `-o json` / `-o yaml` (`columns.rs`); how what lags behind a running VM is
+//! shown (`stale.rs`); and the answer written to stdout.
 
 pub mod columns;
+pub mod stale;
 
 use std::io::Write;
 

@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 
 use super::plan::{Kind, LabelChange, Write};
 use super::planner::{Planner, text};
+use crate::output::stale::shown;
 use crate::running::Vmi;
-use crate::running::staleness::{self, shown};
+use crate::running::staleness;
 
 impl Planner<'_> {
     /// The VM's label and template, then its VMI's and Pods' labels.
