@@ -5,18 +5,13 @@
 //! exist. (tests/doc-commands runs every command of the docs for its exit code; this test checks
 //! the samples.)
 
-use std::path::{Path, PathBuf};
+mod harness;
+
+use harness::{BIN, workspace};
+
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-vm_maintenance");
 const DOC: &str = "docs/kubectl-vm-maintenance.md";
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
 
 /// A fenced block: its language, the line after its opening fence (1-based), its lines.
 struct Block {

@@ -5,22 +5,16 @@
 //! objects and a forced node that completes; bad input; and a generated dump of 5,000 VMs on 50
 //! nodes, timed.
 
+mod harness;
+
+use harness::{BIN, parsed, peak, scratch_of, workspace};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-mod peak;
-
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-vm_maintenance");
 const SAMPLE: &str = "examples/cluster-maintenance-dump.json";
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
 
 fn expected(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -30,12 +24,7 @@ fn expected(name: &str) -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "vm-maintenance-maintenance-{}-{name}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    dir
+    scratch_of("maintenance", name)
 }
 
 fn run(args: &[&str]) -> Output {
@@ -44,16 +33,6 @@ fn run(args: &[&str]) -> Output {
         .current_dir(workspace())
         .output()
         .unwrap_or_else(|e| panic!("{BIN}: {e}"))
-}
-
-fn parsed(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
 }
 
 fn sample() -> Value {

@@ -3,20 +3,16 @@
 //! copied into 49 more namespaces (600 VMs: two slices), and every VM of a copy must get exactly
 //! the answer its original gets alone.
 
-use std::path::{Path, PathBuf};
+mod harness;
+
+use harness::{BIN, workspace};
+
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-vm_maintenance");
 const COPIES: usize = 49;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
 
 /// The command's JSON answer on `dump` (exit 0, 2 and 3 are outcomes).
 fn answer(args: &[&str], dump: &Path) -> Value {

@@ -1,28 +1,26 @@
 //! `kubectl vm-maintenance sync` end to end against the stateful loopback API server of
-//! `tests/apiserver`: the plan writes nothing; `--apply` makes exactly the planned writes, each a
+//! `tests/harness/apiserver.rs`: the plan writes nothing; `--apply` makes exactly the planned writes, each a
 //! JSON patch pinned by its `test`, and a second run plans nothing; a concurrent change is never
 //! overwritten; `--dry-run=server` changes nothing; `--restart-stale` restarts only the stale,
 //! non-migratable VMIs, in the batches asked, and stops at the first failed batch; 401/403 on a
 //! write is a clear error; lists are read in pages; the exit codes.
 
-mod apiserver;
+mod harness;
+
+use harness::{BIN, parsed, scratch_of, stderr, stdout};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use apiserver::{ApiServer, Recorded};
+use harness::apiserver::{ApiServer, Recorded};
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-vm_maintenance");
 const KEY: &str = "harvesterhci.io/maintain-mode-strategy";
 const KEY_PATH: &str = "harvesterhci.io~1maintain-mode-strategy";
 
 fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("vm-maintenance-sync-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    dir
+    scratch_of("sync", name)
 }
 
 fn run(args: &[&str]) -> Output {
@@ -33,19 +31,6 @@ fn run(args: &[&str]) -> Output {
         .env("HOME", scratch("home"))
         .output()
         .unwrap_or_else(|e| panic!("{BIN}: {e}"))
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn parsed(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(output), stderr(output)))
 }
 
 /// `sync ARGS --kubeconfig K -o json` against `server`.

@@ -3,22 +3,16 @@
 //! input, an empty List, selections that match no VM, a VM that cannot be judged, settings (and
 //! where their errors are), and a generated dump of 5,000 VMs (time and peak memory on stderr).
 
+mod harness;
+
+use harness::{BIN, peak, scratch_of, stderr, stdout, workspace};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-mod peak;
-
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-vm_maintenance");
 const PREFIX: &str = "kubectl-vm_maintenance: ";
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
 
 fn sample() -> PathBuf {
     workspace().join("examples/cluster-dump.json")
@@ -26,10 +20,7 @@ fn sample() -> PathBuf {
 
 /// A scratch directory of this test process.
 fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("vm-maintenance-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    dir
+    scratch_of("cli", name)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -45,14 +36,6 @@ fn run(args: &[&str]) -> Output {
         .current_dir(workspace())
         .output()
         .unwrap_or_else(|e| panic!("{BIN}: {e}"))
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn json_rows(output: &Output) -> Vec<Value> {

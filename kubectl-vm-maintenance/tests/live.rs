@@ -1,73 +1,26 @@
-//! `kubectl vm-maintenance` end to end, as the installed binary runs: the same answers from a
-//! file, from standard input and from the live cluster (the loopback API server of
-//! `tests/apiserver`, answering the Kubernetes API's list paths from a dump), a
-//! running VM judged by its VMI, a bad kubeconfig, refused credentials, an unreachable server,
-//! and not one request that writes. The krew manifest's shape and version.
+//! Live reads, end to end as the installed binary runs: the same answers from a file, from
+//! standard input and from the live cluster (the loopback API server of `tests/harness`,
+//! answering the Kubernetes API's list paths from a dump), a running VM judged by its VMI, a
+//! bad kubeconfig, refused credentials, an unreachable server, a kind that cannot be listed,
+//! and not one request that writes.
 
-mod apiserver;
+mod harness;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use harness::{maintenance_dump, parsed, run_piped, scratch_of, stderr};
 
-use apiserver::ApiServer;
+use std::path::PathBuf;
+
+use harness::apiserver::ApiServer;
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-vm_maintenance");
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-fn dump_path() -> PathBuf {
-    workspace().join("examples/cluster-maintenance-dump.json")
-}
-
 fn dump() -> Vec<Value> {
-    let text = std::fs::read_to_string(dump_path()).unwrap_or_default();
+    let text = std::fs::read_to_string(maintenance_dump()).unwrap_or_default();
     let list: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
     list["items"].as_array().cloned().unwrap_or_default()
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vm-maintenance-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    dir
-}
-
-/// Runs the plugin from `/` (it must work from any folder), `stdin` piped in.
-fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .current_dir("/")
-        .env_remove("KUBECONFIG")
-        .env("HOME", scratch("home"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{BIN}: {e}"));
-    if let Some(mut pipe) = child.stdin.take() {
-        let _ = pipe.write_all(stdin.unwrap_or_default());
-    }
-    child.wait_with_output().unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn parsed(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            stderr(output)
-        )
-    })
+    scratch_of("live", name)
 }
 
 #[test]
@@ -76,8 +29,8 @@ fn file_stdin_and_live_give_the_same_answers() {
     let server = ApiServer::start(dump(), None);
     let kubeconfig = server.kubeconfig(&dir);
     let kubeconfig = kubeconfig.to_string_lossy();
-    let text = std::fs::read(dump_path()).unwrap_or_default();
-    let file = dump_path();
+    let text = std::fs::read(maintenance_dump()).unwrap_or_default();
+    let file = maintenance_dump();
     let file = file.to_string_lossy();
     for command in [
         vec!["drain"],
@@ -93,14 +46,14 @@ fn file_stdin_and_live_give_the_same_answers() {
             args.into_iter().map(str::to_owned).collect::<Vec<String>>()
         };
         let args = with(&["-f", &file]);
-        let from_file = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+        let from_file = run_piped(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
         let args = with(&["-f", "-"]);
-        let from_stdin = run(
+        let from_stdin = run_piped(
             &args.iter().map(String::as_str).collect::<Vec<_>>(),
             Some(&text),
         );
         let args = with(&["--kubeconfig", &kubeconfig]);
-        let live = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+        let live = run_piped(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
         let answer = parsed(&from_file);
         assert_eq!(answer, parsed(&from_stdin), "{command:?}: stdin");
         assert_eq!(
@@ -124,8 +77,14 @@ fn file_stdin_and_live_give_the_same_answers() {
 
 #[test]
 fn a_running_vm_is_judged_by_its_vmi() {
-    let output = run(
-        &["drain", "-o", "json", "-f", &dump_path().to_string_lossy()],
+    let output = run_piped(
+        &[
+            "drain",
+            "-o",
+            "json",
+            "-f",
+            &maintenance_dump().to_string_lossy(),
+        ],
         None,
     );
     let rows = parsed(&output);
@@ -150,14 +109,14 @@ fn a_running_vm_is_judged_by_its_vmi() {
         let source = row["evictionStrategySource"].as_str().unwrap_or_default();
         assert!(["vmi", "cluster", "default"].contains(&source), "{row}");
     }
-    let node = run(
+    let node = run_piped(
         &[
             "drain",
             "harvester-node-2",
             "-o",
             "json",
             "-f",
-            &dump_path().to_string_lossy(),
+            &maintenance_dump().to_string_lossy(),
         ],
         None,
     );
@@ -165,58 +124,6 @@ fn a_running_vm_is_judged_by_its_vmi() {
     for row in on_node.as_array().into_iter().flatten() {
         assert_eq!(row["node"], "harvester-node-2", "{row}");
     }
-}
-
-#[test]
-fn the_upgrade_preview_of_the_sample() {
-    let output = run(
-        &[
-            "upgrade",
-            "-o",
-            "json",
-            "-f",
-            &dump_path().to_string_lossy(),
-        ],
-        None,
-    );
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    let got = parsed(&output);
-    assert_eq!(got["outcome"], "NeverCompletes");
-    let outcome = |name: &str| {
-        got["vmis"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|v| v["name"] == name)
-            .map(|v| v["outcome"].clone())
-    };
-    assert_eq!(outcome("nfv-router-01"), Some(json!("Blocks")), "{got}");
-    // runStrategy RerunOnFailure: off after a clean guest shutdown (docs/rules.md R2).
-    assert_eq!(outcome("ml-train-01"), Some(json!("MayStayOff")), "{got}");
-    assert_eq!(outcome("web-01"), Some(json!("Migrate")), "{got}");
-    assert_eq!(got["migrations"], json!({"count": 9, "parallel": 5}));
-    assert_eq!(
-        got["evictions"],
-        json!({"count": 3, "batchSize": 10, "intervalSeconds": 60, "batches": 1, "minimumSeconds": 0})
-    );
-    let table = run(
-        &[
-            "upgrade",
-            "-f",
-            &dump_path().to_string_lossy(),
-            "--width",
-            "160",
-        ],
-        None,
-    );
-    let text = String::from_utf8_lossy(&table.stdout);
-    assert!(
-        text.contains(
-            "Outcome: NeverCompletes: outdatedVirtualMachineInstanceWorkloads never reaches 0."
-        ),
-        "{text}"
-    );
-    assert!(text.contains("Migrations: 9 (at most 5 at a time). Evictions: 3 in 1 batches of 10 every 60 s (at least 0 s)."), "{text}");
 }
 
 #[test]
@@ -250,7 +157,7 @@ fn cluster_errors_are_clear() {
         ),
     ];
     for (kubeconfig, want) in cases {
-        let output = run(
+        let output = run_piped(
             &["drain", "--kubeconfig", &kubeconfig.to_string_lossy()],
             None,
         );
@@ -272,7 +179,7 @@ fn a_missing_kind_is_one_note() {
         .collect();
     let server = ApiServer::start(objects, None);
     let kubeconfig = server.kubeconfig(&scratch("missing"));
-    let output = run(
+    let output = run_piped(
         &[
             "maintenance",
             "harvester-node-2",
@@ -290,45 +197,6 @@ fn a_missing_kind_is_one_note() {
     );
     let errors = stderr(&output);
     assert!(errors.contains("note: virtualmachineclusterinstancetypes (instancetype.kubevirt.io/v1beta1): not served by this cluster, what needs it is not checked"), "{errors}");
-}
-
-#[test]
-fn krew_manifest() {
-    let path = workspace().join("plugins/vm-maintenance.yaml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let manifest: Value = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        manifest["apiVersion"],
-        "krew.googlecontainertools.github.com/v1alpha2"
-    );
-    assert_eq!(manifest["kind"], "Plugin");
-    assert_eq!(manifest["metadata"]["name"], "vm-maintenance");
-    let version = format!("v{}", env!("CARGO_PKG_VERSION"));
-    assert_eq!(manifest["spec"]["version"], version.as_str());
-    let platforms = manifest["spec"]["platforms"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    assert!(!platforms.is_empty());
-    for platform in platforms {
-        assert_eq!(platform["bin"], "kubectl-vm_maintenance", "{platform}");
-        let uri = platform["uri"].as_str().unwrap_or_default();
-        assert!(
-            uri.starts_with("https://") && uri.contains(&version),
-            "{uri}"
-        );
-        let sha = platform["sha256"].as_str().unwrap_or_default();
-        let hex = sha.len() == 64 && sha.chars().all(|c| c.is_ascii_hexdigit());
-        let placeholder = sha.chars().all(|c| c == '0');
-        assert!(hex && !placeholder, "{sha}: make plugin-archive writes it");
-        assert!(
-            platform["selector"]["matchLabels"]["os"].is_string(),
-            "{platform}"
-        );
-    }
-    for field in ["shortDescription", "description", "homepage"] {
-        assert!(manifest["spec"][field].is_string(), "{field}");
-    }
 }
 
 /// The dump of issue 35: four running VMIs that cannot live-migrate under
@@ -469,7 +337,7 @@ fn an_evicted_vm_by_its_run_strategy() {
         ),
     ]);
     for source in [["-f", file.as_str()], ["--kubeconfig", kubeconfig.as_str()]] {
-        let output = run(&["drain", "-o", "json", source[0], source[1]], None);
+        let output = run_piped(&["drain", "-o", "json", source[0], source[1]], None);
         assert_eq!(
             output.status.code(),
             Some(3),
@@ -481,7 +349,7 @@ fn an_evicted_vm_by_its_run_strategy() {
             drain,
             "{source:?}"
         );
-        let output = run(&["upgrade", "-o", "json", source[0], source[1]], None);
+        let output = run_piped(&["upgrade", "-o", "json", source[0], source[1]], None);
         assert_eq!(
             output.status.code(),
             Some(3),
@@ -492,7 +360,10 @@ fn an_evicted_vm_by_its_run_strategy() {
         assert_eq!(got["outcome"], "Completes");
         assert_eq!(outcomes(&got, "vmis", "outcome"), upgrade, "{source:?}");
     }
-    let rows = parsed(&run(&["drain", "node-1", "-o", "json", "-f", &file], None));
+    let rows = parsed(&run_piped(
+        &["drain", "node-1", "-o", "json", "-f", &file],
+        None,
+    ));
     let local = rows
         .as_array()
         .into_iter()
@@ -504,14 +375,14 @@ fn an_evicted_vm_by_its_run_strategy() {
             "None: evicted without migration; runStrategy Always (spec.runStrategy): KubeVirt starts it again; but claim local-root is bound to PersistentVolume pv-local, which only node node-1 can mount: it cannot start elsewhere, it stays down until the node is back"
         ))
     );
-    let table = run(&["drain", "-f", &file, "--width", "200"], None);
+    let table = run_piped(&["drain", "-f", &file, "--width", "200"], None);
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(
         text.contains("\nSummary: 6 VMs: 0 Migrate, 0 ShutDown, 2 Restart, 1 MayStayOff, 2 StaysOff, 1 DownUntilNodeReturns, 0 Blocks\n"),
         "{text}"
     );
     assert!(text.contains("\nMay stay off or down after the drain:\n  team/local: DownUntilNodeReturns: None: evicted without migration;"), "{text}");
-    let forced = run(
+    let forced = run_piped(
         &[
             "maintenance",
             "node-1",
@@ -543,7 +414,7 @@ fn an_evicted_vm_by_its_run_strategy() {
 fn persistent_volumes_forbidden_is_one_note() {
     let server = ApiServer::forbidding(run_strategy_dump(), None, Some("persistentvolumes"));
     let kubeconfig = server.kubeconfig(&scratch("pv-forbidden"));
-    let output = run(
+    let output = run_piped(
         &[
             "drain",
             "-o",
@@ -629,87 +500,10 @@ fn every_run_strategy_by_eviction_strategy_through_the_plugin() {
         pairs.sort();
         pairs
     };
-    let drain = run(&["drain", "-o", "json", "-f", &file], None);
+    let drain = run_piped(&["drain", "-o", "json", "-f", &file], None);
     assert_eq!(drain.status.code(), Some(2), "{}", stderr(&drain));
     assert_eq!(pairs(&parsed(&drain)), want_drain);
-    let upgrade = run(&["upgrade", "-o", "json", "-f", &file], None);
+    let upgrade = run_piped(&["upgrade", "-o", "json", "-f", &file], None);
     assert_eq!(upgrade.status.code(), Some(2), "{}", stderr(&upgrade));
     assert_eq!(pairs(&parsed(&upgrade)["vmis"]), want_upgrade);
-}
-
-/// A bad command line is bad input (exit 1), never the exit code of a VM that blocks (2) or may
-/// stay off (3); help and version exit 0. The help reads as kubectl users type the command, and
-/// lists the exit codes and examples.
-#[test]
-fn usage_errors_exit_1() {
-    let file = dump_path();
-    let file = file.to_string_lossy();
-    for args in [
-        vec!["drain", "-o", "xml", "-f", &file],
-        vec!["drain", "--no-such-flag", "-f", &file],
-        vec!["drain", "--width", "39", "-f", &file],
-        vec!["drain", "--width", "0", "-f", &file],
-        vec![],
-        vec!["maintenance"],
-        vec!["upgrade", "-n", "prod", "-f", &file],
-    ] {
-        let output = run(&args, None);
-        assert_eq!(
-            output.status.code(),
-            Some(1),
-            "{args:?}: {}",
-            stderr(&output)
-        );
-        assert!(!stderr(&output).is_empty(), "{args:?}: {}", stderr(&output));
-        assert!(output.stdout.is_empty(), "{args:?}");
-    }
-    let output = run(&["drain", "--no-such-flag"], None);
-    assert!(
-        stderr(&output).contains("Usage: kubectl vm-maintenance drain [OPTIONS] [NODE]"),
-        "{}",
-        stderr(&output)
-    );
-    for args in [["--help"], ["--version"]] {
-        let output = run(&args, None);
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            stderr(&output)
-        );
-        assert!(!output.stdout.is_empty(), "{args:?}");
-    }
-    let help = String::from_utf8_lossy(&run(&["--help"], None).stdout).into_owned();
-    for want in [
-        "Usage: kubectl vm-maintenance [OPTIONS] <COMMAND>",
-        "Exit codes:\n  0  nothing blocks",
-        "\n  2  a VM blocks the drain",
-        "\n  3  nothing blocks, but a VM evicted without migration may stay off",
-        "\n  1  bad input",
-        "Examples:\n  kubectl vm-maintenance drain harvester-node-2\n",
-        "[possible values: table, wide, json, yaml]",
-        "--no-headers",
-    ] {
-        assert!(help.contains(want), "{want}: {help}");
-    }
-    assert!(!help.contains("kubectl-vm_maintenance"), "{help}");
-    let help = String::from_utf8_lossy(&run(&["maintenance", "--help"], None).stdout).into_owned();
-    assert!(
-        help.contains("Usage: kubectl vm-maintenance maintenance [OPTIONS] <NODE>")
-            && help.contains("  <NODE>  The node to put in maintenance mode"),
-        "{help}"
-    );
-}
-
-/// The upgrade preview needs running VMIs: without any it says so and exits 1.
-#[test]
-fn an_upgrade_without_running_vmis_exits_1() {
-    let sample = workspace().join("examples/cluster-dump.json");
-    let output = run(&["upgrade", "-f", &sample.to_string_lossy()], None);
-    assert_eq!(output.status.code(), Some(1));
-    assert_eq!(
-        stderr(&output),
-        "kubectl-vm_maintenance: no VirtualMachineInstance in the input: nothing runs, nothing to update (a dump needs `kubectl get vmi -A -o json`)\n"
-    );
-    assert!(output.stdout.is_empty());
 }
