@@ -16,8 +16,8 @@ use std::hash::Hash;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::class::{Class, classify, described, typed};
 use super::files::Source;
+use super::head::{self, Class, Head};
 use super::slice::Slice;
 
 /// How many VMs (or VMIs) a slice holds: their objects' trees are what a preview holds at once,
@@ -82,23 +82,22 @@ impl Store {
         for source in sources {
             let shown = source.name;
             for (i, text) in source.items.into_iter().enumerate() {
-                let object: Value = serde_json::from_str(text.get())
-                    .map_err(|e| format!("{shown}: item {i}: {e}"))?;
-                if !object.is_object() {
+                let head = head::read(text.get()).map_err(|e| format!("{shown}: item {i}: {e}"))?;
+                let Some(head) = head else {
                     store
                         .notes
                         .push(format!("{shown}: item {i} is not an object, ignored"));
                     continue;
-                }
-                if !typed(&object) {
+                };
+                if !head.typed {
                     store.untyped += 1;
                     store.notes.push(format!(
                         "{shown}: item {i} ({}) has no kind or apiVersion, ignored",
-                        described(&object)
+                        head.described()
                     ));
                     continue;
                 }
-                store.keep(object, text, &shown, &mut seen);
+                store.keep(head, text, &shown, &mut seen)?;
             }
         }
         store.at = Positions {
@@ -117,64 +116,59 @@ impl Store {
         Ok(store)
     }
 
+    /// Keeps an object as its text, with what links it; the few cluster-wide ones (KubeVirt
+    /// CRs, instance types, Nodes) parsed.
     fn keep(
         &mut self,
-        object: Value,
+        head: Head,
         text: Box<RawValue>,
         shown: &str,
         seen: &mut BTreeMap<(String, String), (usize, String)>,
-    ) {
-        let held = |link: Option<&str>, owner: Option<&str>| Held {
-            key: key(&object),
-            link: link.map(str::to_owned),
-            owner: owner.map(str::to_owned),
-            text,
+    ) -> Result<(), String> {
+        let Some(class) = head.class else {
+            return Ok(());
+        };
+        let parsed = |text: Box<RawValue>| {
+            serde_json::from_str::<Value>(text.get()).map_err(|e| format!("{shown}: {e}"))
         };
         let shared = &mut self.shared;
-        match classify(&object) {
-            Some(Class::Vm) => {
-                let vm = held(None, None);
-                self.keep_vm(vm, &object, shown, seen);
+        match class {
+            Class::KubeVirt => shared.kubevirts.push(parsed(text)?),
+            Class::Instancetype => shared.instancetypes.push(parsed(text)?),
+            Class::Node => shared.nodes.push(parsed(text)?),
+            _ => {
+                let named = (
+                    head.namespace.clone().unwrap_or_default(),
+                    head.name.clone().unwrap_or_default(),
+                );
+                let held = Held {
+                    key: (namespace_or_default(&named.0), named.1.clone()),
+                    link: head.link,
+                    owner: head.owner,
+                    text,
+                };
+                match class {
+                    Class::Vm => self.keep_vm(held, named, shown, seen),
+                    Class::Vmi => self.vmis.push(held),
+                    Class::Pod => self.pods.push(held),
+                    Class::Claim => self.pvcs.push(held),
+                    Class::PersistentVolume => self.persistent_volumes.push(held),
+                    Class::LonghornVolume => self.longhorn_volumes.push(held),
+                    _ => self.replicas.push(held),
+                }
             }
-            Some(Class::Vmi) => self.vmis.push(held(
-                cluster_model::maintenance::vmi_node(&object),
-                cluster_model::maintenance::owner_vm(&object),
-            )),
-            Some(Class::Pod) => self.pods.push(held(None, launcher_of(&object))),
-            Some(Class::Claim) => self
-                .pvcs
-                .push(held(text_at(&object, "/spec/volumeName"), None)),
-            Some(Class::PersistentVolume) => self.persistent_volumes.push(held(None, None)),
-            Some(Class::KubeVirt) => shared.kubevirts.push(object),
-            Some(Class::Instancetype) => shared.instancetypes.push(object),
-            Some(Class::Node) => shared.nodes.push(object),
-            Some(Class::LonghornVolume) => self.longhorn_volumes.push(held(None, None)),
-            Some(Class::LonghornReplica) => {
-                let started = object.pointer("/status/started") == Some(&Value::Bool(true));
-                let node = text_at(&object, "/spec/nodeID").filter(|_| started);
-                self.replicas
-                    .push(held(node, text_at(&object, "/spec/volumeName")));
-            }
-            None => {}
         }
+        Ok(())
     }
 
     /// One VM per namespace/name: a VM read again replaces the first, with a note.
     fn keep_vm(
         &mut self,
         vm: Held,
-        object: &Value,
+        named: (String, String),
         shown: &str,
         seen: &mut BTreeMap<(String, String), (usize, String)>,
     ) {
-        let named = (
-            text_at(object, "/metadata/namespace")
-                .unwrap_or_default()
-                .to_owned(),
-            text_at(object, "/metadata/name")
-                .unwrap_or_default()
-                .to_owned(),
-        );
         match seen.get(&named) {
             Some((at, first)) if !named.1.is_empty() => {
                 self.notes.push(format!(
@@ -381,26 +375,6 @@ fn namespace_or_default(namespace: &str) -> String {
     } else {
         namespace.to_owned()
     }
-}
-
-/// An object's namespace (`default` when it names none) and name.
-fn key(object: &Value) -> Key {
-    (
-        namespace_or_default(text_at(object, "/metadata/namespace").unwrap_or_default()),
-        text_at(object, "/metadata/name")
-            .unwrap_or_default()
-            .to_owned(),
-    )
-}
-
-/// The VMI that owns a launcher Pod.
-fn launcher_of(pod: &Value) -> Option<&str> {
-    pod.pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)?
-        .iter()
-        .find(|o| o.get("kind").and_then(Value::as_str) == Some("VirtualMachineInstance"))?
-        .get("name")
-        .and_then(Value::as_str)
 }
 
 fn text_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
