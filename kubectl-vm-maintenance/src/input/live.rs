@@ -6,7 +6,7 @@
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use serde_json::Value;
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::input::Source;
@@ -234,20 +234,14 @@ async fn list(
         let request = http::Request::get(&path)
             .body(Vec::new())
             .map_err(kube::Error::HttpError)?;
-        let page: Value = client.request(request).await?;
+        let text = client.request_text(request).await?;
+        let page: Page = serde_json::from_str(&text).map_err(kube::Error::SerdeError)?;
         token = page
-            .pointer("/metadata/continue")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned);
-        let page = typed(page, kind);
-        for item in page
-            .get("items")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            items.push(serde_json::value::to_raw_value(item).map_err(kube::Error::SerdeError)?);
+            .metadata
+            .and_then(|m| m.continue_token)
+            .filter(|t| !t.is_empty());
+        for item in page.items.unwrap_or_default() {
+            items.push(typed(item, kind).map_err(kube::Error::SerdeError)?);
         }
         if token.is_none() {
             return Ok(items);
@@ -288,21 +282,67 @@ fn list_path(kind: &Listed, namespace: Option<&str>, page: Option<&str>) -> Stri
     path
 }
 
+/// A page of a list: its items as their own text, and the token of the next page.
+#[derive(Deserialize)]
+struct Page<'a> {
+    #[serde(default)]
+    metadata: Option<PageMetadata>,
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct PageMetadata {
+    #[serde(rename = "continue", default)]
+    continue_token: Option<String>,
+}
+
 /// The API server leaves `apiVersion` and `kind` out of a built-in list's items; the previews
-/// read them, so every item gets its kind's.
-fn typed(mut list: Value, kind: &Listed) -> Value {
-    if let Some(items) = list.get_mut("items").and_then(Value::as_array_mut) {
-        for item in items.iter_mut().filter_map(Value::as_object_mut) {
-            item.insert("apiVersion".to_owned(), Value::from(kind.api_version));
-            item.insert("kind".to_owned(), Value::from(kind.kind));
-        }
-    }
-    list
+/// read them, so every item gets its kind's, written after its own members (the last of two
+/// equal keys is the one JSON readers keep), the rest of its text as the server sent it.
+fn typed(item: &RawValue, kind: &Listed) -> serde_json::Result<Box<RawValue>> {
+    let text = item.get();
+    let members = format!(
+        r#""apiVersion":"{}","kind":"{}"}}"#,
+        kind.api_version, kind.kind
+    );
+    let typed = match text.strip_suffix('}') {
+        Some(open) if open.trim_end() == "{" => format!("{{{members}"),
+        Some(open) => format!("{open},{members}"),
+        None => return Ok(item.to_owned()),
+    };
+    RawValue::from_string(typed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn items_get_their_kind_last() {
+        let pods = KINDS.iter().find(|k| k.plural == "pods").expect("pods");
+        let cases = [
+            (
+                r#"{"metadata":{"name":"a"}}"#,
+                r#"{"metadata":{"name":"a"},"apiVersion":"v1","kind":"Pod"}"#,
+            ),
+            ("{ }", r#"{"apiVersion":"v1","kind":"Pod"}"#),
+            (
+                r#"{"kind":"Other"}"#,
+                r#"{"kind":"Other","apiVersion":"v1","kind":"Pod"}"#,
+            ),
+            ("7", "7"),
+        ];
+        for (item, want) in cases {
+            let raw = RawValue::from_string(item.to_owned()).expect("JSON");
+            let got = typed(&raw, pods).map(|t| t.get().to_owned());
+            assert_eq!(got.ok().as_deref(), Some(want), "{item}");
+            let tree: serde_json::Value = serde_json::from_str(want).unwrap_or_default();
+            if tree.is_object() {
+                assert_eq!(tree["kind"], "Pod", "{item}");
+            }
+        }
+    }
 
     #[test]
     fn list_paths() {
