@@ -30,6 +30,7 @@ pub use steps::*;
 use serde_json::Value;
 
 use crate::drain::DrainOutcome;
+use crate::object::ObjectExt;
 use vm_maintenance_strategy::eviction::Assessment;
 
 /// Maintenance mode on `node`, as Harvester's controllers carry it out.
@@ -53,7 +54,7 @@ pub fn preview(
         stuck: Vec::new(),
         notes: Vec::new(),
     };
-    let Some(this) = objects.nodes.iter().find(|n| name_of(n) == node) else {
+    let Some(this) = objects.nodes.iter().find(|n| n.name() == node) else {
         preview.outcome = Outcome::NeverCompletes;
         preview
             .stuck
