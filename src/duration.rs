@@ -66,42 +66,41 @@ fn quote(text: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 /// the range of an `i64` of nanoseconds is an error.
 pub fn parse(text: &str) -> Result<i64, DurationError<'_>> {
     let invalid = DurationError::Invalid(text);
-    let (negative, mut rest) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
+    let (negative, mut rest) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        rest => (false, rest),
     };
-    if rest == "0" {
-        return Ok(0);
-    }
-    if rest.is_empty() {
-        return Err(invalid);
+    match rest {
+        b"0" => return Ok(0),
+        [] => return Err(invalid),
+        _ => {}
     }
     let mut total: u64 = 0;
-    while !rest.is_empty() {
-        if !rest.starts_with(|c: char| c == '.' || c.is_ascii_digit()) {
+    while let [first, ..] = rest {
+        if !number(*first) {
             return Err(invalid);
         }
-        let (whole, tail) = split_digits(rest);
+        let (whole, after) = split(rest, |b| !b.is_ascii_digit());
         let value = leading_int(whole).ok_or(invalid)?;
-        let (fraction, tail) = match tail.strip_prefix('.') {
-            Some(after) => split_digits(after),
-            None => ("", tail),
+        let (fraction, after) = match after {
+            [b'.', after @ ..] => split(after, |b| !b.is_ascii_digit()),
+            _ => (&[][..], after),
         };
         if whole.is_empty() && fraction.is_empty() {
             return Err(invalid);
         }
-        let unit_len = tail
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(tail.len());
-        if unit_len == 0 {
+        let (unit, after) = split(after, number);
+        if unit.is_empty() {
             return Err(DurationError::MissingUnit(text));
         }
-        let (unit, tail) = tail.split_at(unit_len);
-        let Some(unit_ns) = unit_nanoseconds(unit) else {
+        let Some((unit_ns, most)) = unit_nanoseconds(unit) else {
+            // Between ASCII bytes (a number's or the end): a whole text.
+            let start = text.len().saturating_sub(unit.len() + after.len());
+            let unit = text.get(start..start + unit.len()).unwrap_or_default();
             return Err(DurationError::UnknownUnit { unit, text });
         };
-        if value > LIMIT / unit_ns {
+        if value > most {
             return Err(invalid);
         }
         let value = value * unit_ns + fraction_nanoseconds(fraction, unit_ns);
@@ -113,7 +112,7 @@ pub fn parse(text: &str) -> Result<i64, DurationError<'_>> {
         if total > LIMIT {
             return Err(invalid);
         }
-        rest = tail;
+        rest = after;
     }
     if negative {
         Ok((total as i64).wrapping_neg())
@@ -122,18 +121,21 @@ pub fn parse(text: &str) -> Result<i64, DurationError<'_>> {
     }
 }
 
-/// The leading ASCII digits of `text` and what follows.
-fn split_digits(text: &str) -> (&str, &str) {
-    let len = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    text.split_at(len)
+/// Whether `byte` is part of a number: a digit or the point.
+fn number(byte: u8) -> bool {
+    byte == b'.' || byte.is_ascii_digit()
+}
+
+/// `bytes` split before the first byte that is `end`.
+fn split(bytes: &[u8], end: impl Fn(u8) -> bool) -> (&[u8], &[u8]) {
+    let at = bytes.iter().position(|&b| end(b)).unwrap_or(bytes.len());
+    bytes.split_at_checked(at).unwrap_or((bytes, &[]))
 }
 
 /// Go's `leadingInt`: the digits' value, `None` beyond 1<<63.
-fn leading_int(digits: &str) -> Option<u64> {
-    digits.bytes().try_fold(0u64, |value, digit| {
-        let value = value.checked_mul(10)? + u64::from(digit - b'0');
+fn leading_int(digits: &[u8]) -> Option<u64> {
+    digits.iter().try_fold(0u64, |value, digit| {
+        let value = (value <= LIMIT / 10).then(|| value * 10 + u64::from(digit - b'0'))?;
         (value <= LIMIT).then_some(value)
     })
 }
@@ -141,10 +143,10 @@ fn leading_int(digits: &str) -> Option<u64> {
 /// The nanoseconds of `0.DIGITS` of a unit, truncated; only the digits Go's `leadingFraction`
 /// keeps (it stops before the value passes 1<<63). The digits times the unit, long-multiplied
 /// from the last one, carry into the whole nanoseconds.
-fn fraction_nanoseconds(digits: &str, unit_ns: u64) -> u64 {
+fn fraction_nanoseconds(digits: &[u8], unit_ns: u64) -> u64 {
     let mut value: u64 = 0;
     let mut kept = 0;
-    for digit in digits.bytes() {
+    for &digit in digits {
         if value > (LIMIT - 1) / 10 {
             break;
         }
@@ -155,22 +157,24 @@ fn fraction_nanoseconds(digits: &str, unit_ns: u64) -> u64 {
         value = next;
         kept += 1;
     }
-    digits.bytes().take(kept).rev().fold(0, |carry, digit| {
+    digits.iter().take(kept).rev().fold(0, |carry, digit| {
         (u64::from(digit - b'0') * unit_ns + carry) / 10
     })
 }
 
-/// Go's `unitMap`.
-fn unit_nanoseconds(unit: &str) -> Option<u64> {
-    Some(match unit {
-        "ns" => 1,
-        "us" | "µs" | "μs" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "m" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
+/// Go's `unitMap` (`µs` is U+00B5, `μs` U+03BC): a unit's nanoseconds and the most of it below
+/// 1<<63 nanoseconds.
+fn unit_nanoseconds(unit: &[u8]) -> Option<(u64, u64)> {
+    let ns = match unit {
+        b"ns" => 1,
+        b"us" | [0xc2, 0xb5, b's'] | [0xce, 0xbc, b's'] => 1_000,
+        b"ms" => 1_000_000,
+        b"s" => 1_000_000_000,
+        b"m" => 60_000_000_000,
+        b"h" => 3_600_000_000_000,
         _ => return None,
-    })
+    };
+    Some((ns, LIMIT / ns))
 }
 
 #[cfg(test)]
