@@ -55,61 +55,76 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
             return response::reject(format!("invalid policy settings: {message}"), MISCONFIGURED);
         }
     };
-    let object = match target {
-        Target::VirtualMachine => request.object.into_vm().map(|vm| vm.map(Subject::Vm)),
-        Target::KubeVirt => request.object.into_view().map(|cr| cr.map(Subject::Cr)),
-    };
-    let object = match object {
-        Ok(Some(object)) => object,
-        Ok(None) => return unreadable("missing".to_owned()),
-        Err(why) => return unreadable(why),
-    };
-    // The request's namespace, else the object's own.
-    let namespace = match request.namespace.as_deref() {
-        Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
-        _ => object.namespace().map(str::to_owned),
-    };
-    let review = Review::new(
+    let context = Context {
+        namespace: request.namespace.as_deref(),
         operation,
-        &settings,
-        namespace.as_deref(),
+        settings: &settings,
         cluster,
-        text,
-        request.old_object,
-    );
-    match object {
-        Subject::Vm(vm) => virtual_machine(vm, text, &review),
-        Subject::Cr(cr) => {
-            let mut verdict = Verdict::default();
-            KUBEVIRT_VALIDATIONS
-                .iter()
-                .for_each(|step| step(&cr, &review, &mut verdict));
-            response::respond(verdict, None)
+        payload: text,
+        old: request.old_object,
+    };
+    match target {
+        Target::VirtualMachine => {
+            let object = request.object.into_vm();
+            context.answer(object, Vm::namespace, |vm, review| {
+                virtual_machine(vm, text, review)
+            })
+        }
+        Target::KubeVirt => {
+            let object = request.object.into_view();
+            context.answer(object, Cr::namespace, |cr, review| {
+                let mut verdict = Verdict::default();
+                KUBEVIRT_VALIDATIONS
+                    .iter()
+                    .for_each(|step| step(&cr, review, &mut verdict));
+                response::respond(verdict, None)
+            })
         }
     }
 }
 
-/// The request's object, read as its target. One per request, moved once: a box for the VM's
-/// view would only add an allocation.
-#[allow(clippy::large_enum_variant)]
-enum Subject<'a> {
-    Vm(Vm<'a>),
-    Cr(Cr<'a>),
+/// What the review of a request's object is made of, but the object's own namespace.
+struct Context<'a> {
+    /// The request's namespace.
+    namespace: Option<&'a str>,
+    operation: Operation,
+    settings: &'a Settings,
+    cluster: &'a dyn Cluster,
+    payload: &'a str,
+    old: Option<&'a RawValue>,
 }
 
-impl Subject<'_> {
-    /// `metadata.namespace`, when a string.
-    fn namespace(&self) -> Option<&str> {
-        match self {
-            Subject::Vm(vm) => vm.namespace(),
-            Subject::Cr(cr) => cr.namespace(),
-        }
+impl Context<'_> {
+    /// `step`'s answer on the request's object read as `T` (missing or unreadable: 422),
+    /// reviewed in the request's namespace, else the object's own. Inlined: each target's code is
+    /// then what it would be written out.
+    #[inline(always)]
+    fn answer<T>(
+        &self,
+        object: Result<Option<T>, String>,
+        own_namespace: impl Fn(&T) -> Option<&str>,
+        step: impl FnOnce(T, &Review) -> Vec<u8>,
+    ) -> Vec<u8> {
+        let unreadable = |why: String| response::reject(format!("object: {why}"), UNPROCESSABLE);
+        let object = match object {
+            Ok(Some(object)) => object,
+            Ok(None) => return unreadable("missing".to_owned()),
+            Err(why) => return unreadable(why),
+        };
+        let namespace = match self.namespace {
+            Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
+            _ => own_namespace(&object).map(str::to_owned),
+        };
+        let review = Review::new(
+            self.operation,
+            self.settings,
+            namespace.as_deref(),
+            self.cluster,
+            self.payload,
+            self.old,
+        );
+        step(object, &review)
     }
-}
-
-/// The object cannot be read: 422, `object: WHY`.
-fn unreadable(why: String) -> Vec<u8> {
-    response::reject(format!("object: {why}"), UNPROCESSABLE)
 }
 
 /// G1–G3: which rules apply; `None` means accept untouched.
@@ -130,7 +145,7 @@ fn virtual_machine(mut vm: Vm, payload: &str, review: &Review) -> Vec<u8> {
     if eviction::reads_devices(&vm, review.settings)
         && let Err(why) = vm.load_later()
     {
-        return unreadable(why);
+        return response::reject(format!("object: {why}"), UNPROCESSABLE);
     }
     let key = review.settings.label_key.as_ref();
     let mut done = Verdict::default();
