@@ -280,6 +280,24 @@ impl KubeVirt {
     }
 }
 
+/// What the rules use when the KubeVirt CR cannot be read, as the failure warning says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CrFallback {
+    /// `treated as None`: no CR (V7's cluster eviction strategy, the live-update facts).
+    AsNone,
+    /// `KubeVirt's defaults and v1.9 rules used` (V7's migratability reasons).
+    Defaults,
+}
+
+impl CrFallback {
+    fn words(self) -> &'static str {
+        match self {
+            CrFallback::AsNone => "treated as None",
+            CrFallback::Defaults => "KubeVirt's defaults and v1.9 rules used",
+        }
+    }
+}
+
 /// One request's view of the cluster: every lookup made at most once, failures remembered for the
 /// one warning that says what could not be checked.
 pub(crate) struct Lookups<'a> {
@@ -308,14 +326,19 @@ impl<'a> Lookups<'a> {
         self.kubevirt.get().is_some()
     }
 
+    /// The KubeVirt CR when it has been asked for already, without a lookup.
+    pub(crate) fn kubevirt_if_read(&self) -> Option<&KubeVirtCr> {
+        self.kubevirt.get()?.as_ref()
+    }
+
     /// The KubeVirt CR; `None` when there is none or it cannot be read. `fallback` says, in the
-    /// failure warning, what the rules use instead (`treated as None`).
-    pub(crate) fn kubevirt(&self, fallback: &str) -> Option<&KubeVirtCr> {
+    /// failure warning, what the rules use instead (the first lookup's: it is made once).
+    pub(crate) fn kubevirt(&self, fallback: CrFallback) -> Option<&KubeVirtCr> {
         self.kubevirt
             .get_or_init(|| match self.cluster.kubevirt() {
                 Ok(cr) => cr,
                 Err(why) => {
-                    self.fail(format!("KubeVirt CR ({why}), {fallback}"));
+                    self.fail(format!("KubeVirt CR ({why}), {}", fallback.words()));
                     None
                 }
             })

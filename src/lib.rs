@@ -6,11 +6,13 @@
 //! The library surface is what the waPC wiring, the native tests and the tools use:
 //! [`policy::validate`] (and [`policy::validate_with`] a [`cluster::Cluster`] of plain data),
 //! [`policy::validate_settings`], [`settings`], [`migratability`], [`eviction::assess`], and the
-//! vocabulary the cluster model shares ([`strategy`], [`reason`]).
+//! vocabulary the cluster model and the plugin share ([`strategy`], [`reason`], and [`duration`],
+//! Go's `time.ParseDuration`).
 
 mod admission;
 pub mod cluster;
 pub mod configuration;
+pub mod duration;
 mod listing;
 mod object;
 pub mod policy;

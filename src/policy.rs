@@ -55,53 +55,75 @@ pub fn validate_with(payload: &[u8], cluster: &dyn Cluster) -> Vec<u8> {
             return response::reject(format!("invalid policy settings: {message}"), MISCONFIGURED);
         }
     };
-    let unreadable = |why: String| response::reject(format!("object: {why}"), UNPROCESSABLE);
-    let review = |namespace: Option<&'_ str>| {
-        let namespace = match request.namespace.as_deref() {
-            Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
-            _ => namespace.map(str::to_owned),
-        };
-        (namespace, operation)
+    let context = Context {
+        namespace: request.namespace.as_deref(),
+        operation,
+        settings: &settings,
+        cluster,
+        payload: text,
+        old: request.old_object,
     };
     match target {
         Target::VirtualMachine => {
-            let vm: Vm = match request.object.into_vm() {
-                Ok(Some(vm)) => vm,
-                Ok(None) => return unreadable("missing".to_owned()),
-                Err(why) => return unreadable(why),
-            };
-            let (namespace, operation) = review(vm.namespace());
-            let review = Review::new(
-                operation,
-                &settings,
-                namespace.as_deref(),
-                cluster,
-                text,
-                request.old_object,
-            );
-            virtual_machine(vm, text, &review)
+            let object = request.object.into_vm();
+            context.answer(object, Vm::namespace, |vm, review| {
+                virtual_machine(vm, text, review)
+            })
         }
         Target::KubeVirt => {
-            let cr: Cr = match request.object.into_view() {
-                Ok(Some(cr)) => cr,
-                Ok(None) => return unreadable("missing".to_owned()),
-                Err(why) => return unreadable(why),
-            };
-            let (namespace, operation) = review(cr.namespace());
-            let review = Review::new(
-                operation,
-                &settings,
-                namespace.as_deref(),
-                cluster,
-                text,
-                request.old_object,
-            );
-            let mut verdict = Verdict::default();
-            KUBEVIRT_VALIDATIONS
-                .iter()
-                .for_each(|step| step(&cr, &review, &mut verdict));
-            response::respond(verdict, None)
+            let object = request.object.into_view();
+            context.answer(object, Cr::namespace, |cr, review| {
+                let mut verdict = Verdict::default();
+                KUBEVIRT_VALIDATIONS
+                    .iter()
+                    .for_each(|step| step(&cr, review, &mut verdict));
+                response::respond(verdict, None)
+            })
         }
+    }
+}
+
+/// What the review of a request's object is made of, but the object's own namespace.
+struct Context<'a> {
+    /// The request's namespace.
+    namespace: Option<&'a str>,
+    operation: Operation,
+    settings: &'a Settings,
+    cluster: &'a dyn Cluster,
+    payload: &'a str,
+    old: Option<&'a RawValue>,
+}
+
+impl Context<'_> {
+    /// `step`'s answer on the request's object read as `T` (missing or unreadable: 422),
+    /// reviewed in the request's namespace, else the object's own. Inlined: each target's code is
+    /// then what it would be written out.
+    #[inline(always)]
+    fn answer<T>(
+        &self,
+        object: Result<Option<T>, String>,
+        own_namespace: impl Fn(&T) -> Option<&str>,
+        step: impl FnOnce(T, &Review) -> Vec<u8>,
+    ) -> Vec<u8> {
+        let unreadable = |why: String| response::reject(format!("object: {why}"), UNPROCESSABLE);
+        let object = match object {
+            Ok(Some(object)) => object,
+            Ok(None) => return unreadable("missing".to_owned()),
+            Err(why) => return unreadable(why),
+        };
+        let namespace = match self.namespace {
+            Some(namespace) if !namespace.is_empty() => Some(namespace.to_owned()),
+            _ => own_namespace(&object).map(str::to_owned),
+        };
+        let review = Review::new(
+            self.operation,
+            self.settings,
+            namespace.as_deref(),
+            self.cluster,
+            self.payload,
+            self.old,
+        );
+        step(object, &review)
     }
 }
 

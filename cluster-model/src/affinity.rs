@@ -1,28 +1,16 @@
 //! Node selectors and node affinity as Kubernetes matches them (NA =
 //! `k8s.io/component-helpers/scheduling/corev1/nodeaffinity`, as Harvester vendors it): what
 //! Harvester's maintenance mode checks a VMI's scheduling with, and where a PersistentVolume can
-//! be mounted (restart.rs, R10). A leaf of the crate.
+//! be mounted (restart.rs, R10). A leaf of the crate but for [`crate::object`].
 
 use crate::Object;
+use crate::object::ObjectExt;
 use serde_json::Value;
-
-fn labels_of(object: &Value) -> Option<&Object> {
-    object
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-}
-
-fn name_of(object: &Value) -> &str {
-    object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
 
 /// `labels.SelectorFromSet(nodeSelector).Matches(node labels)`: every key present with exactly
 /// that value.
 pub fn node_selector_matches(selector: &Object, node: &Value) -> bool {
-    let labels = labels_of(node);
+    let labels = node.labels();
     selector
         .iter()
         .all(|(key, want)| labels.and_then(|l| l.get(key)) == Some(want))
@@ -48,9 +36,8 @@ pub(crate) enum Requirement<'a> {
 /// term that cannot be parsed is an `Err`, whatever the other terms say.
 pub fn node_affinity_matches(selector: &Value, node: &Value) -> Result<bool, String> {
     let terms = parse_node_selector(selector)?;
-    let labels = labels_of(node);
-    let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
-    let name = name_of(node);
+    let label = |key: &str| node.label(key);
+    let name = node.name();
     Ok(terms.iter().any(|term| {
         term.iter().all(|requirement| match requirement {
             Requirement::In(key, values) => label(key).is_some_and(|v| values.contains(&v)),

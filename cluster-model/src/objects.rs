@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::object::ObjectExt;
 use serde_json::Value;
 use vm_maintenance_strategy::cluster::{Cluster, KubeVirtCr, kubevirt_from_object};
 
@@ -35,17 +36,13 @@ impl<'a> ObjectCluster<'a> {
                 cluster.kubevirt = cluster.kubevirt.or(Some(object));
                 continue;
             }
-            let metadata = object.get("metadata");
-            let Some(name) = metadata.and_then(|m| m.get("name")).and_then(Value::as_str) else {
+            let Some(name) = object.text_at("/metadata/name") else {
                 continue;
             };
             let namespace = if kind.starts_with("VirtualMachineCluster") {
                 ""
             } else {
-                metadata
-                    .and_then(|m| m.get("namespace"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("default")
+                object.namespace()
             };
             cluster.objects.insert((kind, namespace, name), object);
         }

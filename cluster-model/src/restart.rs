@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::affinity::node_affinity_matches;
 use crate::drain::{DrainDecision, DrainOutcome};
+use crate::object::ObjectExt;
 
 /// The VM's `runStrategy` as KubeVirt reads it (`types.go` 1957-1970 `RunStrategy()`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -153,11 +154,11 @@ impl<'a> Disks<'a> {
     pub fn new(claims: &'a [Value], volumes: &'a [Value], nodes: &'a [Value]) -> Disks<'a> {
         let claims = claims
             .iter()
-            .filter_map(|c| Some(((namespace_of(c), name_of(c)), text(c, "/spec/volumeName")?)))
+            .filter_map(|c| Some(((c.namespace(), c.name()), c.text_at("/spec/volumeName")?)))
             .collect();
         let volumes = volumes
             .iter()
-            .filter_map(|pv| Some((name_of(pv), pv.pointer("/spec/nodeAffinity/required")?)))
+            .filter_map(|pv| Some((pv.name(), pv.pointer("/spec/nodeAffinity/required")?)))
             .collect();
         Disks {
             claims,
@@ -172,11 +173,12 @@ impl<'a> Disks<'a> {
 /// affinity selects `node` and no other known node; in words (`claim C is bound to
 /// PersistentVolume P, which only node N can mount`).
 pub fn node_bound(vmi: &Value, node: &str, disks: &Disks) -> Option<String> {
-    let namespace = namespace_of(vmi);
+    let namespace = vmi.namespace();
     let volumes = vmi.pointer("/spec/volumes").and_then(Value::as_array);
     volumes.into_iter().flatten().find_map(|volume| {
-        let claim = text(volume, "/persistentVolumeClaim/claimName")
-            .or_else(|| text(volume, "/dataVolume/name"))?;
+        let claim = volume
+            .text_at("/persistentVolumeClaim/claimName")
+            .or_else(|| volume.text_at("/dataVolume/name"))?;
         let bound = *disks.claims.get(&(namespace, claim))?;
         let required = disks.volumes.get(bound)?;
         only_node(required, node, disks.nodes).then(|| {
@@ -191,20 +193,8 @@ pub fn node_bound(vmi: &Value, node: &str, disks: &Disks) -> Option<String> {
 /// parsed selects none).
 fn only_node(required: &Value, node: &str, nodes: &[Value]) -> bool {
     let matches = |n: &Value| node_affinity_matches(required, n).unwrap_or(false);
-    let this = nodes.iter().find(|n| name_of(n) == node);
+    let this = nodes.iter().find(|n| n.name() == node);
     let assumed =
         serde_json::json!({"metadata": {"name": node, "labels": {"kubernetes.io/hostname": node}}});
-    matches(this.unwrap_or(&assumed)) && !nodes.iter().any(|n| name_of(n) != node && matches(n))
-}
-
-fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
-    value.pointer(pointer).and_then(Value::as_str)
-}
-
-fn name_of(object: &Value) -> &str {
-    text(object, "/metadata/name").unwrap_or_default()
-}
-
-fn namespace_of(object: &Value) -> &str {
-    text(object, "/metadata/namespace").unwrap_or("default")
+    matches(this.unwrap_or(&assumed)) && !nodes.iter().any(|n| n.name() != node && matches(n))
 }

@@ -255,10 +255,30 @@ fn updater_defaults_and_errors() {
     let mut cr = kubevirt(EVICT, None);
     cr["spec"]["workloadUpdateStrategy"]["batchEvictionInterval"] = json!("soon");
     let error = Updater::of(Some(&cr)).expect_err("a bad duration");
-    assert!(
-        error.starts_with("workloadUpdateStrategy.batchEvictionInterval \"soon\": "),
-        "{error}"
+    assert_eq!(
+        error,
+        r#"workloadUpdateStrategy.batchEvictionInterval "soon": time: invalid duration "soon""#
     );
+}
+
+/// `batchEvictionInterval` is read as Go's `time.ParseDuration` reads it: whole seconds, a
+/// negative interval is 0 (the next batch is always due), Go's texts only.
+#[rstest]
+#[case("1m0s", Ok(60))]
+#[case("1.5s", Ok(1))]
+#[case("0", Ok(0))]
+#[case("-1m", Ok(0))]
+#[case("1h30m", Ok(5400))]
+#[case("1", Err(r#""1": time: missing unit in duration "1""#))]
+#[case("1d", Err(r#""1d": time: unknown unit "d" in duration "1d""#))]
+#[case("1 s", Err(r#""1 s": time: unknown unit " s" in duration "1 s""#))]
+fn updater_reads_go_durations(#[case] text: &str, #[case] expected: Result<u64, &str>) {
+    let mut cr = kubevirt(EVICT, None);
+    cr["spec"]["workloadUpdateStrategy"]["batchEvictionInterval"] = json!(text);
+    let got = Updater::of(Some(&cr)).map(|updater| updater.interval_seconds);
+    let expected =
+        expected.map_err(|e| format!("workloadUpdateStrategy.batchEvictionInterval {e}"));
+    assert_eq!(got, expected);
 }
 
 /// U10: a VMI waiting for a live update gets the same outcome, says so, and lists the conditions

@@ -4,6 +4,7 @@
 use crate::admission::review::Review;
 use crate::admission::verdict::Verdict;
 use crate::configuration::parse_version;
+use crate::duration;
 use crate::listing::listed;
 use crate::object::view::{Field, Scalar, shown, view};
 use crate::rules::allowed::{Allowance, allowance};
@@ -179,7 +180,7 @@ fn workload_update_methods(
     }
 }
 
-/// K3: `batchEvictionSize` ≥ 1 and a positive `batchEvictionInterval`.
+/// K3: `batchEvictionSize` ≥ 1 and a positive `batchEvictionInterval` (Go's `time.ParseDuration`).
 fn batch_eviction(strategy: Option<&WorkloadUpdateStrategy>, verdict: &mut Verdict) {
     let field = "spec.workloadUpdateStrategy";
     match strategy.and_then(|s| s.batch_eviction_size.as_ref()) {
@@ -192,55 +193,10 @@ fn batch_eviction(strategy: Option<&WorkloadUpdateStrategy>, verdict: &mut Verdi
     }
     match strategy.and_then(|s| s.batch_eviction_interval.as_ref()) {
         None | Some(Scalar::Null) => {}
-        Some(Scalar::Str(d)) if positive_duration(d) => {}
+        Some(Scalar::Str(d)) if duration::parse(d).is_ok_and(|ns| ns > 0) => {}
         Some(other) => verdict.reject(format!(
             "{field}.batchEvictionInterval: must be a positive duration such as 1m0s, got {}",
             other.json()
         )),
-    }
-}
-
-/// A Go `time.Duration` string (`1m`, `1h30m`, `1.5s`, `300ms`) greater than zero.
-fn positive_duration(text: &str) -> bool {
-    let mut rest = text.strip_prefix('+').unwrap_or(text);
-    if rest.is_empty() || rest.starts_with('-') {
-        return false;
-    }
-    let mut positive = false;
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let (number, tail) = rest.split_at(number_len);
-        let unit_len = tail
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(tail.len());
-        let (unit, tail) = tail.split_at(unit_len);
-        let valid_number = !number.is_empty() && number != "." && number.matches('.').count() <= 1;
-        if !valid_number || !matches!(unit, "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h") {
-            return false;
-        }
-        positive |= number.bytes().any(|b| (b'1'..=b'9').contains(&b));
-        rest = tail;
-    }
-    positive
-}
-
-#[cfg(test)]
-mod tests {
-    use super::positive_duration;
-
-    #[test]
-    fn go_durations() {
-        for good in [
-            "1m", "1m0s", "1h30m", "1.5s", "300ms", "10us", "2µs", "+5s", "0.1h",
-        ] {
-            assert!(positive_duration(good), "{good}");
-        }
-        for bad in [
-            "", "0s", "0", "-1m", "1", "m", "1x", "1..5s", ".s", "1m-1s", "0h0m", " 1m",
-        ] {
-            assert!(!positive_duration(bad), "{bad}");
-        }
     }
 }

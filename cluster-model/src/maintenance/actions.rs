@@ -5,6 +5,7 @@ use super::index::*;
 use super::outcome::*;
 use crate::Object;
 use crate::drain::{DEFAULT_LABEL_KEY, DrainAction, DrainOutcome, drain_action, drain_outcome};
+use crate::object::ObjectExt;
 use crate::restart::{RunStrategy, after_eviction, node_bound};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -40,7 +41,10 @@ pub fn not_forced(
     // The stop list (ND:139-192), in listing order; an owner-less VMI fails it before any stop.
     let mut stop: BTreeMap<VmRef, (&Value, Restart, String)> = BTreeMap::new();
     for vmi in &on_node {
-        let Some(label) = label_of(vmi).filter(|l| is_shutdown_family(l)) else {
+        let Some(label) = vmi
+            .label(DEFAULT_LABEL_KEY)
+            .filter(|l| is_shutdown_family(l))
+        else {
             continue;
         };
         let Some(owner) = owner_vm(vmi) else {
@@ -51,7 +55,7 @@ pub fn not_forced(
             return acted;
         };
         let vm = VmRef {
-            namespace: namespace_of(vmi),
+            namespace: vmi.namespace_field(),
             name: owner,
         };
         let (restart, why) = restart_of(label, index.vm(vm.namespace, vm.name));
@@ -203,8 +207,8 @@ pub(crate) fn stop_vms(names: &[VmRef], index: &Index) -> Option<(usize, String)
 /// else the cordon is rejected and the controller retries forever (after the stops).
 pub fn last_available_node(node: &str, nodes: &[Value]) -> Option<String> {
     let other = nodes.iter().any(|n| {
-        name_of(n) != node
-            && !has_key(annotations_of(n), MAINTAIN_STATUS)
+        n.name() != node
+            && !has_key(n.annotations(), MAINTAIN_STATUS)
             && n.pointer("/spec/unschedulable") != Some(&Value::Bool(true))
     });
     (!other).then(|| {
@@ -226,7 +230,7 @@ pub(crate) fn restart_of(label: &str, vm: Option<&Value>) -> (Restart, String) {
             "its VM does not exist: not annotated, not started again".to_owned(),
         );
     };
-    match vm_label(vm) {
+    match vm.label(DEFAULT_LABEL_KEY) {
         Some(AFTER_ENABLE) => restored(
             vm,
             Restart::AfterEnable,
@@ -253,14 +257,11 @@ pub(crate) fn restart_of(label: &str, vm: Option<&Value>) -> (Restart, String) {
 /// A restart annotation `node-name == node` already on the VM (an earlier non-forced attempt):
 /// the VM's label then decides (MC:81-83, FM:255-257).
 pub(crate) fn stale_restart(node: &str, vm: &Value) -> Option<(Restart, String)> {
-    let annotated = annotations_of(vm)
-        .and_then(|a| a.get(NODE_NAME_ANNOTATION))
-        .and_then(Value::as_str)
-        == Some(node);
+    let annotated = vm.annotation(NODE_NAME_ANNOTATION) == Some(node);
     if !annotated {
         return None;
     }
-    let restart = match vm_label(vm) {
+    let restart = match vm.label(DEFAULT_LABEL_KEY) {
         Some(AFTER_ENABLE) => Restart::AfterEnable,
         Some(AFTER_DISABLE) => Restart::AfterDisable,
         _ => return None,
@@ -270,7 +271,7 @@ pub(crate) fn stale_restart(node: &str, vm: &Value) -> Option<(Restart, String)>
         restart,
         format!(
             "an earlier attempt left {NODE_NAME_ANNOTATION}={node} on the VM: its label {} decides",
-            vm_label(vm).unwrap_or_default()
+            vm.label(DEFAULT_LABEL_KEY).unwrap_or_default()
         ),
     ))
 }
@@ -283,9 +284,7 @@ pub(crate) fn stale_restart(node: &str, vm: &Value) -> Option<(Restart, String)>
 /// starts a VM set back to `Always`, `RerunOnFailure` or `Once` (no VMI left); a `Manual` one
 /// only on a start request, which nobody sends: it stays off (R11).
 fn restored(vm: &Value, restart: Restart, why: String) -> (Restart, String) {
-    let stored = annotations_of(vm)
-        .and_then(|a| a.get(RUN_STRATEGY_ANNOTATION))
-        .and_then(Value::as_str);
+    let stored = vm.annotation(RUN_STRATEGY_ANNOTATION);
     let current = RunStrategy::of(Some(vm)).value.filter(|v| v != "Halted");
     let run_strategy = stored
         .map(str::to_owned)
@@ -312,7 +311,7 @@ pub(crate) fn stopped(vmi: &Value, vm: VmRef, restart: Restart, why: String) -> 
         reasons: vec![
             format!(
                 "VMI label {}: stopped before the drain",
-                label_of(vmi).unwrap_or_default()
+                vmi.label(DEFAULT_LABEL_KEY).unwrap_or_default()
             ),
             why,
         ],
@@ -358,10 +357,7 @@ pub(crate) fn drained(
             reason::join(predicted, ", ")
         ));
     }
-    let strategy = match vmi
-        .pointer("/spec/evictionStrategy")
-        .and_then(Value::as_str)
-    {
+    let strategy = match vmi.text_at("/spec/evictionStrategy") {
         Some(own) => EvictionStrategy::parse(own),
         None => assessment
             .and_then(|a| a.eviction_strategy)
@@ -399,17 +395,15 @@ fn launcher_labels<'v>(
 ) -> &'v Object {
     static EMPTY: std::sync::OnceLock<Object> = std::sync::OnceLock::new();
     let labels = match pod {
-        Some(pod) => pod.pointer("/metadata/labels"),
+        Some(pod) => pod.labels(),
         None => {
             warnings.push(
                 "launcher Pod not in the objects: its labels taken from the VMI's".to_owned(),
             );
-            vmi.pointer("/metadata/labels")
+            vmi.labels()
         }
     };
-    labels
-        .and_then(Value::as_object)
-        .unwrap_or_else(|| EMPTY.get_or_init(Object::new))
+    labels.unwrap_or_else(|| EMPTY.get_or_init(Object::new))
 }
 
 /// Why a VMI whose Pod the drain filter skips stays on the node.
@@ -419,7 +413,7 @@ fn skipped(vmi: &Value, pod_labels: &Object) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default();
     // Not forced, a Shutdown-family VMI label has been stopped already: only forced gets here.
-    match label_of(vmi) {
+    match vmi.label(DEFAULT_LABEL_KEY) {
         Some(vmi_label) if is_shutdown_family(vmi_label) => format!(
             "forced: Harvester stops no Shutdown-family VM (VMI label {vmi_label}), and the drain skips its Pod (label {pod_label}): it stays on the node"
         ),

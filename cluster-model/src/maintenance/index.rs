@@ -2,7 +2,7 @@
 
 use super::outcome::*;
 use crate::Object;
-use crate::drain::DEFAULT_LABEL_KEY;
+use crate::object::ObjectExt;
 use crate::restart::Disks;
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -21,16 +21,16 @@ impl<'a> VmRef<'a> {
     /// The object's own namespace and name.
     pub fn of(object: &'a Value) -> VmRef<'a> {
         VmRef {
-            namespace: namespace_of(object),
-            name: name_of(object),
+            namespace: object.namespace_field(),
+            name: object.name(),
         }
     }
 
     /// A VMI's owner VM (`findVM`), or the VMI itself when it has none.
     pub fn owner_of(vmi: &'a Value) -> VmRef<'a> {
         VmRef {
-            namespace: namespace_of(vmi),
-            name: owner_vm(vmi).unwrap_or(name_of(vmi)),
+            namespace: vmi.namespace_field(),
+            name: owner_vm(vmi).unwrap_or(vmi.name()),
         }
     }
 
@@ -82,27 +82,25 @@ impl<'a> Index<'a> {
             disks: Disks::new(objects.claims, objects.persistent_volumes, objects.nodes),
         };
         for vm in objects.vms {
-            index.vms.insert((namespace_of(vm), name_of(vm)), vm);
+            index.vms.insert((vm.namespace_field(), vm.name()), vm);
         }
         for vmi in objects.vmis {
-            index.vmis.insert((namespace_of(vmi), name_of(vmi)), vmi);
+            index.vmis.insert((vmi.namespace_field(), vmi.name()), vmi);
             if let Some(node) = vmi_node(vmi) {
                 index.by_node.entry(node).or_default().push(vmi);
             }
         }
         for pod in objects.pods {
-            let owner = owners(pod)
-                .find(|o| o.get("kind").and_then(Value::as_str) == Some("VirtualMachineInstance"));
-            if let Some(owner) = owner.and_then(|o| o.get("name")).and_then(Value::as_str) {
+            if let Some(owner) = pod.owner("VirtualMachineInstance") {
                 index
                     .pods
-                    .entry((namespace_of(pod), owner))
+                    .entry((pod.namespace_field(), owner))
                     .or_default()
                     .push(pod);
             }
         }
         for list in index.by_node.values_mut() {
-            list.sort_by_key(|v| (namespace_of(v), name_of(v)));
+            list.sort_by_key(|v| (v.namespace_field(), v.name()));
         }
         index
     }
@@ -122,37 +120,11 @@ impl<'a> Index<'a> {
 
     /// The VMI's launcher Pod on `node` (`spec.nodeName`), by its owner reference.
     pub(crate) fn launcher_pod(&self, vmi: &Value, node: &str) -> Option<&'a Value> {
-        let pods = self.pods.get(&(namespace_of(vmi), name_of(vmi)))?;
+        let pods = self.pods.get(&(vmi.namespace_field(), vmi.name()))?;
         pods.iter()
-            .find(|p| p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(node))
+            .find(|p| p.text_at("/spec/nodeName") == Some(node))
             .copied()
     }
-}
-
-pub(crate) fn name_of(object: &Value) -> &str {
-    object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-pub(crate) fn namespace_of(object: &Value) -> &str {
-    object
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-pub(crate) fn labels_of(object: &Value) -> Option<&Object> {
-    object
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-}
-
-pub(crate) fn annotations_of(object: &Value) -> Option<&Object> {
-    object
-        .pointer("/metadata/annotations")
-        .and_then(Value::as_object)
 }
 
 pub(crate) fn has_key(map: Option<&Object>, key: &str) -> bool {
@@ -166,36 +138,14 @@ pub(crate) fn conditions(object: &Value) -> &[Value] {
         .map_or(&[], Vec::as_slice)
 }
 
-/// The VMI's own `harvesterhci.io/maintain-mode-strategy` label.
-pub(crate) fn label_of(object: &Value) -> Option<&str> {
-    labels_of(object)
-        .and_then(|l| l.get(DEFAULT_LABEL_KEY))
-        .and_then(Value::as_str)
-}
-
-/// The VM's own `metadata.labels` value (what the restarts select on).
-pub(crate) fn vm_label(vm: &Value) -> Option<&str> {
-    label_of(vm)
-}
-
 /// The node of a VMI as Harvester lists a node's VMIs: its `kubevirt.io/nodeName` label.
 pub fn vmi_node(vmi: &Value) -> Option<&str> {
-    labels_of(vmi)
-        .and_then(|l| l.get(NODE_NAME_LABEL))
-        .and_then(Value::as_str)
-}
-
-pub(crate) fn owners(object: &Value) -> impl Iterator<Item = &Value> {
-    object
-        .pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    vmi.label(NODE_NAME_LABEL)
 }
 
 /// `findVM` (ND:264-272): the owner of Kind `VirtualMachine` and APIVersion `kubevirt.io/v1`.
 pub fn owner_vm(vmi: &Value) -> Option<&str> {
-    owners(vmi)
+    vmi.owners()
         .find(|o| {
             o.get("kind").and_then(Value::as_str) == Some("VirtualMachine")
                 && o.get("apiVersion").and_then(Value::as_str) == Some("kubevirt.io/v1")

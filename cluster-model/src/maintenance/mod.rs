@@ -21,15 +21,25 @@ mod index;
 mod outcome;
 mod steps;
 
-pub use crate::affinity::*;
-pub use actions::*;
-pub use index::*;
-pub use outcome::*;
-pub use steps::*;
+pub use crate::affinity::{node_affinity_matches, node_selector_matches};
+pub use actions::{Acted, forced, last_available_node, not_forced};
+pub use index::{Index, VmRef, owner_vm, vmi_node};
+pub use outcome::{
+    CONTROL_PLANE_LABEL, ETCD_LABEL, HA_CONTROL_PLANE_NODE, LAST_HEALTHY_REPLICA,
+    LONGHORN_NAMESPACE, Longhorn, MAINTAIN_STATUS, NODE_NAME_ANNOTATION, NODE_NAME_LABEL,
+    NODE_SCHEDULING_REQUIREMENTS_NOT_MET, Objects, Outcome, Preview, RUN_STRATEGY_ANNOTATION,
+    Refusal, Restart, SINGLE_CONTROL_PLANE_NODE, VmOutcome,
+};
+pub use steps::{
+    control_plane, last_healthy_replica, live_migratable_false, node_ready, non_migratable,
+    scheduling_not_met,
+};
 
 use serde_json::Value;
 
 use crate::drain::DrainOutcome;
+use crate::object::ObjectExt;
+use steps::refusals;
 use vm_maintenance_strategy::eviction::Assessment;
 
 /// Maintenance mode on `node`, as Harvester's controllers carry it out.
@@ -53,7 +63,7 @@ pub fn preview(
         stuck: Vec::new(),
         notes: Vec::new(),
     };
-    let Some(this) = objects.nodes.iter().find(|n| name_of(n) == node) else {
+    let Some(this) = objects.nodes.iter().find(|n| n.name() == node) else {
         preview.outcome = Outcome::NeverCompletes;
         preview
             .stuck

@@ -4,6 +4,7 @@
 use super::index::*;
 use super::outcome::*;
 use crate::affinity::*;
+use crate::object::ObjectExt;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -17,14 +18,14 @@ use std::collections::BTreeMap;
 /// otherwise.
 pub fn control_plane(nodes: &[Value], node: &Value) -> Option<Refusal> {
     let is_cp =
-        |n: &Value| has_key(labels_of(n), CONTROL_PLANE_LABEL) || has_key(labels_of(n), ETCD_LABEL);
+        |n: &Value| has_key(n.labels(), CONTROL_PLANE_LABEL) || has_key(n.labels(), ETCD_LABEL);
     if !is_cp(node) {
         return None;
     }
     let members: BTreeMap<&str, &Value> = nodes
         .iter()
         .filter(|n| is_cp(n))
-        .map(|n| (name_of(n), n))
+        .map(|n| (n.name(), n))
         .collect();
     if members.len() == 1 {
         return Some(Refusal {
@@ -35,7 +36,7 @@ pub fn control_plane(nodes: &[Value], node: &Value) -> Option<Refusal> {
     }
     let available = members
         .values()
-        .filter(|n| !has_key(annotations_of(n), MAINTAIN_STATUS))
+        .filter(|n| !has_key(n.annotations(), MAINTAIN_STATUS))
         .count();
     (available != 3).then(|| Refusal {
         reason: HA_CONTROL_PLANE_NODE.to_owned(),
@@ -130,7 +131,7 @@ pub fn scheduling_not_met<'a>(
 ) -> Result<Vec<VmRef<'a>>, String> {
     let candidates: Vec<&Value> = nodes
         .iter()
-        .filter(|n| name_of(n) != node && node_ready(n))
+        .filter(|n| n.name() != node && node_ready(n))
         .collect();
     let mut found = Vec::new();
     for vmi in vmis {
@@ -202,15 +203,12 @@ pub fn last_healthy_replica<'a>(
     // volume → (started replicas, a started one on the node); BTreeMap: a stable order.
     let mut volumes: BTreeMap<&str, (usize, bool)> = BTreeMap::new();
     for replica in longhorn.replicas {
-        if namespace_of(replica) != LONGHORN_NAMESPACE {
+        if replica.namespace_field() != LONGHORN_NAMESPACE {
             continue;
         }
-        let volume = replica
-            .pointer("/spec/volumeName")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let volume = replica.text_at("/spec/volumeName").unwrap_or_default();
         let started = replica.pointer("/status/started") == Some(&Value::Bool(true));
-        let here = started && replica.pointer("/spec/nodeID").and_then(Value::as_str) == Some(node);
+        let here = started && replica.text_at("/spec/nodeID") == Some(node);
         let entry = volumes.entry(volume).or_default();
         entry.0 += usize::from(started);
         entry.1 |= here;
@@ -223,11 +221,10 @@ pub fn last_healthy_replica<'a>(
         let object = longhorn
             .volumes
             .iter()
-            .find(|v| namespace_of(v) == LONGHORN_NAMESPACE && name_of(v) == volume)
+            .find(|v| v.namespace_field() == LONGHORN_NAMESPACE && v.name() == volume)
             .ok_or_else(|| format!("volume {LONGHORN_NAMESPACE}/{volume} not found"))?;
         let namespace = object
-            .pointer("/status/kubernetesStatus/namespace")
-            .and_then(Value::as_str)
+            .text_at("/status/kubernetesStatus/namespace")
             .unwrap_or_default();
         let workloads = object
             .pointer("/status/kubernetesStatus/workloadsStatus")

@@ -21,6 +21,7 @@ use serde_json::Value;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
 
 use crate::drain::DrainOutcome;
+use crate::object::ObjectExt;
 use crate::restart::{RunStrategy, by_run_strategy};
 
 mod updater;
@@ -134,11 +135,7 @@ fn migratable(vmi: &Value) -> Result<(), String> {
 /// A VMI's update before the updater decides (U1, U6, U10): who it is, its strategy, what it
 /// waits for.
 fn undecided(vmi: &Value, updater: &Updater) -> VmiUpdate {
-    let text = |pointer: &str| {
-        vmi.pointer(pointer)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
+    let text = |pointer: &str| vmi.text_at(pointer).map(str::to_owned);
     let pending = pending_live_updates(vmi);
     let reasons = match pending.is_empty() {
         true => Vec::new(),
@@ -148,8 +145,8 @@ fn undecided(vmi: &Value, updater: &Updater) -> VmiUpdate {
         )],
     };
     VmiUpdate {
-        namespace: text("/metadata/namespace").unwrap_or_default(),
-        name: text("/metadata/name").unwrap_or_default(),
+        namespace: vmi.namespace_field().to_owned(),
+        name: vmi.name().to_owned(),
         node: text("/status/nodeName").or_else(|| text("/metadata/labels/kubevirt.io~1nodeName")),
         outcome: UpdateOutcome::StaysOutdated,
         eviction_strategy: text("/spec/evictionStrategy")
@@ -281,13 +278,7 @@ pub struct UpgradePreview {
 
 /// An object's namespace and name (empty when missing).
 fn key(object: &Value) -> (&str, &str) {
-    let text = |pointer| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    (text("/metadata/namespace"), text("/metadata/name"))
+    (object.namespace_field(), object.name())
 }
 
 /// Every running VMI of `vmis` (phase `Running`, not being deleted), with its VM from `vms`.
@@ -311,7 +302,7 @@ pub fn decide_all(vmis: &[Value], vms: &[Value], updater: &Updater) -> Vec<VmiUp
     }
     vmis.iter()
         .filter(|vmi| {
-            vmi.pointer("/status/phase").and_then(Value::as_str) == Some("Running")
+            vmi.text_at("/status/phase") == Some("Running")
                 && vmi
                     .pointer("/metadata/deletionTimestamp")
                     .is_none_or(Value::is_null)

@@ -2,6 +2,7 @@
 //! and `spec.configuration` (docs/rules.md, "KubeVirt upgrade", U3-U6).
 
 use serde_json::Value;
+use vm_maintenance_strategy::duration;
 
 /// `batchEvictionSize`'s default (`defaultBatchDeletionCount`, workload-updater.go:61).
 pub const DEFAULT_BATCH_SIZE: u64 = 10;
@@ -24,7 +25,7 @@ pub struct Updater {
 
 impl Updater {
     /// The updater of the KubeVirt CR `cr` (`None`: KubeVirt's defaults, no update method). A
-    /// `batchEvictionInterval` that is not a Go duration is an error.
+    /// `batchEvictionInterval` that is not a Go duration (`time.ParseDuration`) is an error.
     pub fn of(cr: Option<&Value>) -> Result<Updater, String> {
         let strategy = cr.and_then(|cr| cr.pointer("/spec/workloadUpdateStrategy"));
         let methods: Vec<&str> = strategy
@@ -36,9 +37,12 @@ impl Updater {
             .collect();
         let interval = match strategy.and_then(|s| s.get("batchEvictionInterval")) {
             None | Some(Value::Null) => DEFAULT_INTERVAL_SECONDS,
-            Some(Value::String(text)) => humantime::parse_duration(text)
-                .map_err(|e| format!("workloadUpdateStrategy.batchEvictionInterval {text:?}: {e}"))?
-                .as_secs(),
+            // A negative interval is 0: the next batch is always due (`lastDeletionBatch.Add`).
+            Some(Value::String(text)) => duration::parse(text)
+                .map(|ns| u64::try_from(ns).map_or(0, |ns| ns / 1_000_000_000))
+                .map_err(|e| {
+                    format!("workloadUpdateStrategy.batchEvictionInterval {text:?}: {e}")
+                })?,
             Some(other) => {
                 return Err(format!(
                     "workloadUpdateStrategy.batchEvictionInterval: a duration text, got {other}"

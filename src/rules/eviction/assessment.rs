@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::admission::request::Operation;
 use crate::admission::review::Review;
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, CrFallback};
 use crate::object::vm::{Vm, Whole};
 use crate::reason::Reason;
 use crate::settings::Settings;
@@ -47,7 +47,7 @@ pub fn assess(vm: &Value, settings: &Settings, cluster: &dyn Cluster) -> Assessm
         Some((strategy, source)) => (Some(EvictionStrategy::parse(&strategy)), source),
         None if settings.cluster_lookups => match review
             .cluster
-            .kubevirt("treated as None")
+            .kubevirt(CrFallback::AsNone)
             .and_then(|cr| cr.configuration.eviction_strategy.as_deref())
         {
             Some(strategy) => (

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use crate::admission::review::Review;
+use crate::cluster::CrFallback;
 use crate::configuration::{Configuration, Rules};
 use crate::listing::listed;
 use crate::object::view::{self, Field, Members, Scalar};
@@ -73,12 +74,10 @@ pub(super) fn effective_without_lookup<'a>(
 /// The configuration and the rules migratability is judged with: the settings' own, else the
 /// KubeVirt CR's when it has been read (its `observed_version` for the rules).
 fn known(review: &Review) -> (Configuration, Option<Rules>) {
-    let cr = review
-        .cluster
-        .kubevirt_read()
-        .then(|| review.cluster.kubevirt(""))
-        .flatten();
-    review.settings.kubevirt.or_cr(cr)
+    review
+        .settings
+        .kubevirt
+        .or_cr(review.cluster.kubevirt_if_read())
 }
 
 /// What keeps the VM from migrating, with the lookups of rule V7 (docs/rules.md) in their order:
@@ -110,9 +109,7 @@ pub(super) fn findings(vm: Whole, review: &Review) -> Findings {
     let missing = (need.configuration && kubevirt.configuration.is_none())
         || (need.version && kubevirt.version.is_none());
     if lookups && missing && !review.cluster.kubevirt_read() {
-        review
-            .cluster
-            .kubevirt("KubeVirt's defaults and v1.9 rules used");
+        review.cluster.kubevirt(CrFallback::Defaults);
         (config, rules) = known(review);
         vmi = vmi::expand(vm, sources, &config, rules.unwrap_or(Rules::V1_9));
     }

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 
 use crate::admission::review::Review;
 use crate::admission::verdict::Verdict;
+use crate::cluster::CrFallback;
 use crate::configuration::Rules;
 use crate::listing::listed;
 use crate::object::view::{Scalar, shown};
@@ -100,7 +101,7 @@ fn blocking(vm: &Vm, review: &Review) -> Option<Findings> {
         None => Cow::Owned(
             review
                 .cluster
-                .kubevirt("treated as None")?
+                .kubevirt(CrFallback::AsNone)?
                 .configuration
                 .eviction_strategy
                 .clone()?,

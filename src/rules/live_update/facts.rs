@@ -9,6 +9,7 @@ use super::outcome::{Facts, Limits};
 use super::quantity::bytes;
 use super::text::Text;
 use crate::admission::review::Review;
+use crate::cluster::CrFallback;
 use crate::configuration::{Configuration, Rules, WorkloadUpdateStrategy};
 use crate::object::view::Scalar;
 use crate::object::vm::{self, Vm};
@@ -31,7 +32,7 @@ impl Cluster {
             && kubevirt.workload_update_strategy.is_some()
             && kubevirt.version.is_some();
         let cr = (review.settings.cluster_lookups && !complete)
-            .then(|| review.cluster.kubevirt("treated as None"))
+            .then(|| review.cluster.kubevirt(CrFallback::AsNone))
             .flatten();
         let (configuration, rules) = kubevirt.or_cr(cr);
         let rules = rules.unwrap_or(Rules::V1_9);
