@@ -20,6 +20,11 @@ pub trait ObjectExt {
         self.text_at("/metadata/namespace").unwrap_or("default")
     }
 
+    /// `(namespace(), name())`: how a namespaced object is looked up.
+    fn key(&self) -> (&str, &str) {
+        (self.namespace(), self.name())
+    }
+
     /// `metadata.namespace` as written, empty when missing: what a controller reads in
     /// `ObjectMeta.Namespace` (Harvester's and KubeVirt's keys of a listed object).
     fn namespace_field(&self) -> &str {

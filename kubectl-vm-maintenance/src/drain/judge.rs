@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use cluster_model::drain::drain_outcome;
+use cluster_model::object::ObjectExt;
 use cluster_model::restart::{Disks, RunStrategy, after_eviction, node_bound};
 use policy_host::{Cluster, PolicyHost};
 use serde_json::Value;
@@ -51,19 +52,14 @@ pub(super) fn judge(
 ) -> Row {
     let empty = Object::new();
     let object = vm.as_object().unwrap_or(&empty);
-    let metadata = object.get("metadata");
-    let namespace = metadata
-        .and_then(|m| m.get("namespace"))
-        .and_then(Value::as_str)
-        .unwrap_or("default")
-        .to_owned();
-    let name = metadata.and_then(|m| m.get("name")).and_then(Value::as_str);
+    let namespace = vm.namespace().to_owned();
+    let name = vm.text_at("/metadata/name");
     let mut row = Row::new(
         namespace.clone(),
         name.map_or_else(|| format!("(unnamed VM #{})", index + 1), str::to_owned),
     );
     let label = |labels: Option<&Value>| labels.and_then(|l| l.get(HARVESTER_READS)).cloned();
-    row.label = label(metadata.and_then(|m| m.get("labels")));
+    row.label = label(vm.pointer("/metadata/labels"));
     let template_labels = object
         .get("spec")
         .and_then(|s| s.pointer("/template/metadata/labels"));

@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
+use cluster_model::object::ObjectExt;
 use cluster_model::restart::Disks;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use policy_host::{Cluster, PolicyHost};
@@ -180,14 +181,7 @@ fn progress_bar(len: usize) -> ProgressBar {
 
 /// Whether the options keep a VM: its namespace, and the node its VMI runs on.
 fn selected(vm: &Value, running: &Running, selection: Selection) -> bool {
-    let namespace = vm
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("default");
-    let name = vm
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let (namespace, name) = vm.key();
     selection.namespace.is_none_or(|n| n == namespace)
         && selection.node.is_none_or(|node| {
             running
@@ -221,9 +215,9 @@ fn why_none(slice: &Slice, running: &Running, untyped: usize, selection: Selecti
     let nodes_of_vms: Vec<String> = slice
         .vms
         .iter()
-        .filter(|vm| selection.namespace.is_none_or(|n| key(vm).0 == n))
+        .filter(|vm| selection.namespace.is_none_or(|n| vm.key().0 == n))
         .filter_map(|vm| {
-            let (namespace, name) = key(vm);
+            let (namespace, name) = vm.key();
             running.vmi(namespace, name)?.node.map(str::to_owned)
         })
         .collect();
@@ -231,13 +225,13 @@ fn why_none(slice: &Slice, running: &Running, untyped: usize, selection: Selecti
         let mut known: Vec<String> = slice
             .nodes
             .iter()
-            .filter_map(|n| text_at(n, "/metadata/name").map(str::to_owned))
+            .filter_map(|n| n.text_at("/metadata/name").map(str::to_owned))
             .collect();
         known.extend(
             slice
                 .vmis
                 .iter()
-                .filter_map(|v| text_at(v, "/status/nodeName").map(str::to_owned)),
+                .filter_map(|v| v.text_at("/status/nodeName").map(str::to_owned)),
         );
         known.extend(nodes_of_vms.iter().cloned());
         if !known.iter().any(|n| n == node) {
@@ -258,7 +252,7 @@ fn why_none(slice: &Slice, running: &Running, untyped: usize, selection: Selecti
         );
     }
     if let Some(namespace) = selection.namespace {
-        let namespaces: Vec<String> = slice.vms.iter().map(|vm| key(vm).0.to_owned()).collect();
+        let namespaces: Vec<String> = slice.vms.iter().map(|vm| vm.key().0.to_owned()).collect();
         return format!(
             "no VirtualMachine in namespace {namespace} (namespaces with one: {})",
             names(namespaces)
@@ -271,18 +265,6 @@ fn why_none(slice: &Slice, running: &Running, untyped: usize, selection: Selecti
         ));
     }
     message
-}
-
-fn text_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
-    value.pointer(pointer).and_then(Value::as_str)
-}
-
-/// A VM's namespace (`default` when it names none) and name.
-fn key(vm: &Value) -> (&str, &str) {
-    (
-        text_at(vm, "/metadata/namespace").unwrap_or("default"),
-        text_at(vm, "/metadata/name").unwrap_or_default(),
-    )
 }
 
 /// Blocked when a VM may block the drain, else MayStayDown when one may stay off or down after

@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
 
+use cluster_model::object::ObjectExt;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -358,7 +359,9 @@ fn sorted_keys(list: &[Held]) -> Vec<Key> {
 
 /// The VMIs a Longhorn volume names as its workloads.
 fn workloads(volume: &Value) -> Vec<Key> {
-    let namespace = text_at(volume, "/status/kubernetesStatus/namespace").unwrap_or_default();
+    let namespace = volume
+        .text_at("/status/kubernetesStatus/namespace")
+        .unwrap_or_default();
     volume
         .pointer("/status/kubernetesStatus/workloadsStatus")
         .and_then(Value::as_array)
@@ -375,8 +378,4 @@ fn namespace_or_default(namespace: &str) -> String {
     } else {
         namespace.to_owned()
     }
-}
-
-fn text_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
-    value.pointer(pointer).and_then(Value::as_str)
 }

@@ -6,6 +6,7 @@
 use crate::running::HARVESTER_READS;
 use cluster_model::drain::DrainOutcome;
 use cluster_model::maintenance::{Longhorn, Objects, Outcome, Preview, VmOutcome, preview};
+use cluster_model::object::ObjectExt;
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
@@ -118,10 +119,10 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
 
 /// The node is in the input, else which nodes are.
 fn known_node(store: &Store, node: &str) -> Result<(), String> {
-    if store.nodes().iter().any(|n| name_of(n) == node) {
+    if store.nodes().iter().any(|n| n.name() == node) {
         return Ok(());
     }
-    let known: Vec<&str> = store.nodes().iter().map(name_of).collect();
+    let known: Vec<&str> = store.nodes().iter().map(|n| n.name()).collect();
     Err(format!(
         "node {node} is not in the input (nodes read: {})",
         if known.is_empty() {
@@ -136,13 +137,6 @@ fn known_node(store: &Store, node: &str) -> Result<(), String> {
 pub struct Lag<'a> {
     pub stale: &'a Found,
     pub sync: &'a LabelSync,
-}
-
-fn name_of(object: &Value) -> &str {
-    object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
 }
 
 fn forced_words(force: bool) -> &'static str {

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use cluster_model::object::ObjectExt;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -73,10 +74,6 @@ pub struct Labels<'a> {
     pub sync: &'a LabelSync,
 }
 
-fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
-    value.pointer(pointer).and_then(Value::as_str)
-}
-
 /// `labels[key]` of a labels map.
 pub fn label_in(labels: Option<&Value>, key: &str) -> Option<Value> {
     labels.and_then(|l| l.get(key)).cloned()
@@ -88,7 +85,7 @@ pub fn current_strategy<'v>(
     vm: Option<&'v Value>,
     cluster: Option<&'v str>,
 ) -> (Option<&'v str>, &'static str) {
-    let own = vm.and_then(|vm| text(vm, "/spec/template/spec/evictionStrategy"));
+    let own = vm.and_then(|vm| vm.text_at("/spec/template/spec/evictionStrategy"));
     match (own, cluster) {
         (Some(own), _) => (Some(own), "vm"),
         (None, Some(cluster)) => (Some(cluster), "cluster"),
@@ -98,7 +95,7 @@ pub fn current_strategy<'v>(
 
 /// The eviction part: the VMI's own strategy against the current one.
 pub fn eviction(vmi: &Value, vm: Option<&Value>, cluster: Option<&str>) -> EvictionState {
-    let own = text(vmi, "/spec/evictionStrategy");
+    let own = vmi.text_at("/spec/evictionStrategy");
     let (current, source) = current_strategy(vm, cluster);
     // An unset strategy is KubeVirt's `None`.
     let stale = own.is_some_and(|own| own != current.unwrap_or("None"));
@@ -151,7 +148,7 @@ fn label(vm: Option<&Value>, running: &Vmi, labels: &Labels) -> LabelState {
         vmi,
         pod: pod_label,
         pod_name: pod
-            .and_then(|p| text(p, "/metadata/name"))
+            .and_then(|p| p.text_at("/metadata/name"))
             .map(str::to_owned),
         drain_reads: if pod.is_some() { "pod" } else { "vmi" },
         maintenance_reads: "vmi",
@@ -177,20 +174,11 @@ impl<'a> Index<'a> {
         cr: Option<&'a Value>,
         labels: Option<Labels<'a>>,
     ) -> Index<'a> {
-        let vms = vms
-            .iter()
-            .map(|vm| {
-                let namespace = text(vm, "/metadata/namespace").unwrap_or("default");
-                (
-                    (namespace, text(vm, "/metadata/name").unwrap_or_default()),
-                    vm,
-                )
-            })
-            .collect();
+        let vms = vms.iter().map(|vm| (vm.key(), vm)).collect();
         Index {
             vms,
             running: Running::new(slice),
-            cluster: cr.and_then(|cr| text(cr, "/spec/configuration/evictionStrategy")),
+            cluster: cr.and_then(|cr| cr.text_at("/spec/configuration/evictionStrategy")),
             labels,
         }
     }

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use cluster_model::object::ObjectExt;
 use serde_json::Value;
 use vm_maintenance_strategy::strategy::EvictionStrategy;
 
@@ -31,39 +32,21 @@ pub struct Vmi<'a> {
     pub pods: Vec<&'a Value>,
 }
 
-fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
-    value.pointer(pointer).and_then(Value::as_str)
-}
-
-fn key(object: &Value) -> (&str, &str) {
-    (
-        text(object, "/metadata/namespace").unwrap_or("default"),
-        text(object, "/metadata/name").unwrap_or_default(),
-    )
-}
-
 impl<'a> Running<'a> {
     pub fn new(slice: &'a Slice) -> Running<'a> {
         let vmis = slice
             .vmis
             .iter()
-            .filter(|vmi| !matches!(text(vmi, "/status/phase"), Some("Succeeded" | "Failed")))
-            .map(|vmi| (key(vmi), vmi))
+            .filter(|vmi| !matches!(vmi.text_at("/status/phase"), Some("Succeeded" | "Failed")))
+            .map(|vmi| (vmi.key(), vmi))
             .collect();
         let mut pods = HashMap::new();
         for pod in &slice.pods {
-            if matches!(text(pod, "/status/phase"), Some("Succeeded" | "Failed")) {
+            if matches!(pod.text_at("/status/phase"), Some("Succeeded" | "Failed")) {
                 continue;
             }
-            let owners = pod
-                .pointer("/metadata/ownerReferences")
-                .and_then(Value::as_array);
-            let owner = owners
-                .into_iter()
-                .flatten()
-                .find(|o| o.get("kind").and_then(Value::as_str) == Some("VirtualMachineInstance"));
-            if let Some(name) = owner.and_then(|o| o.get("name")).and_then(Value::as_str) {
-                pods.entry((key(pod).0, name))
+            if let Some(name) = pod.owner("VirtualMachineInstance") {
+                pods.entry((pod.namespace(), name))
                     .or_insert_with(Vec::new)
                     .push(pod);
             }
@@ -92,9 +75,10 @@ impl<'a> Running<'a> {
         };
         Some(Vmi {
             vmi,
-            node: text(vmi, "/status/nodeName")
-                .or_else(|| text(vmi, "/metadata/labels/kubevirt.io~1nodeName"))
-                .or_else(|| pod.and_then(|p| text(p, "/spec/nodeName"))),
+            node: vmi
+                .text_at("/status/nodeName")
+                .or_else(|| vmi.text_at("/metadata/labels/kubevirt.io~1nodeName"))
+                .or_else(|| pod.and_then(|p| p.text_at("/spec/nodeName"))),
             pod_labels: pod.and_then(labels).or_else(|| labels(vmi)),
             pods,
         })
@@ -105,7 +89,7 @@ impl Vmi<'_> {
     /// `VMIEvictionStrategy`: the VMI's own, else the cluster's (`cluster`), else none (`None`);
     /// and where it came from (`vmi`, `cluster`, `default`).
     pub fn eviction_strategy(&self, cluster: Option<&str>) -> (EvictionStrategy, &'static str) {
-        match (text(self.vmi, "/spec/evictionStrategy"), cluster) {
+        match (self.vmi.text_at("/spec/evictionStrategy"), cluster) {
             (Some(own), _) => (EvictionStrategy::parse(own), "vmi"),
             (None, Some(cluster)) => (EvictionStrategy::parse(cluster), "cluster"),
             (None, None) => (EvictionStrategy::None, "default"),

@@ -2,10 +2,11 @@
 //! the same value), then its VMI's and each launcher Pod's label set to the VM's value, each a
 //! JSON patch whose `test` pins what it replaces.
 
+use cluster_model::object::ObjectExt;
 use serde_json::{Value, json};
 
 use super::plan::{Kind, LabelChange, Write};
-use super::planner::{Planner, text};
+use super::planner::Planner;
 use crate::output::stale::shown;
 use crate::running::Vmi;
 use crate::running::staleness;
@@ -78,7 +79,7 @@ impl Planner<'_> {
 
     /// A VMI's or launcher Pod's label to the VM's value `to`.
     fn running_label(&mut self, kind: Kind, object: &Value, namespace: &str, vm: &str, to: &str) {
-        let object_name = text(object, "/metadata/name").unwrap_or(vm).to_owned();
+        let object_name = object.text_at("/metadata/name").unwrap_or(vm).to_owned();
         let from = label_at(object, "/metadata", self.key);
         if from.as_ref() == Some(&json!(to)) {
             return;

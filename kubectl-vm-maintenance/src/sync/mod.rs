@@ -139,37 +139,14 @@ pub struct Options {
     pub batch_interval: Duration,
 }
 
-/// A Go-style duration: `90s`, `1m30s`, `500ms`, `2h`, `0s` (or a bare number of seconds).
+/// `--batch-interval`: a Go duration (`30s`, `1m30s`, `500ms`, `0` for no wait), read by the
+/// policy's port of Go's `time.ParseDuration`, the reader of the KubeVirt CR's durations; not
+/// negative.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("{text:?}: not a duration such as 30s, 1m30s or 500ms");
-    if let Ok(seconds) = text.parse::<u64>() {
-        return Ok(Duration::from_secs(seconds));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .ok_or_else(bad)?;
-        let number: f64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_end] {
-            "ms" => 0.001,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        rest = &rest[unit_end..];
-        total += Duration::from_secs_f64(number * unit);
-    }
-    Ok(total)
+    let nanoseconds = vm_maintenance_strategy::duration::parse(text).map_err(|e| e.to_string())?;
+    u64::try_from(nanoseconds)
+        .map(Duration::from_nanos)
+        .map_err(|_| format!("{text:?}: the wait between batches cannot be negative"))
 }
 
 #[cfg(test)]
@@ -185,7 +162,10 @@ mod tests {
             ("500ms", Some(0.5)),
             ("2h", Some(7200.0)),
             ("1.5s", Some(1.5)),
-            ("30", Some(30.0)),
+            ("0", Some(0.0)),
+            ("30", None),
+            ("-1s", None),
+            ("1d", None),
             ("", None),
             ("1x", None),
             ("m", None),

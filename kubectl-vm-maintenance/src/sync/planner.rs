@@ -2,6 +2,7 @@
 //! (`labels.rs`) and, when its VMI runs, its restart (`restart.rs`); then the restarts, numbered
 //! in batches.
 
+use cluster_model::object::ObjectExt;
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
@@ -24,7 +25,7 @@ pub fn plan(
     let cluster = store
         .kubevirts()
         .first()
-        .and_then(|cr| text(cr, "/spec/configuration/evictionStrategy"));
+        .and_then(|cr| cr.text_at("/spec/configuration/evictionStrategy"));
     let mut planner = Planner {
         key,
         settings,
@@ -38,16 +39,16 @@ pub fn plan(
         let slice = slice?;
         let running = Running::new(&slice);
         let mut vms: Vec<&Value> = slice.vms.iter().collect();
-        vms.sort_by_key(|vm| name_of(vm));
+        vms.sort_by_key(|vm| vm.key());
         for vm in vms {
-            let (namespace, name) = name_of(vm);
+            let (namespace, name) = vm.key();
             if name.is_empty() {
                 continue;
             }
-            let vmi = running.vmi(&namespace, &name);
-            planner.labels(vm, &namespace, &name, vmi.as_ref());
+            let vmi = running.vmi(namespace, name);
+            planner.labels(vm, namespace, name, vmi.as_ref());
             if let Some(vmi) = &vmi {
-                planner.restart(vm, &namespace, &name, vmi, cluster, options.restart_stale);
+                planner.restart(vm, namespace, name, vmi, cluster, options.restart_stale);
             }
         }
     }
@@ -61,20 +62,6 @@ pub fn plan(
         not_changed: planner.not_changed,
         restart_batches,
     })
-}
-
-/// A VM's namespace (`default` when it names none) and name.
-fn name_of(vm: &Value) -> (String, String) {
-    (
-        text(vm, "/metadata/namespace")
-            .unwrap_or("default")
-            .to_owned(),
-        text(vm, "/metadata/name").unwrap_or_default().to_owned(),
-    )
-}
-
-pub(super) fn text<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
-    value.pointer(pointer).and_then(Value::as_str)
 }
 
 /// The plan as it is made, VM by VM.
