@@ -7,22 +7,40 @@
 # `diff -r BEFORE AFTER` (or `bench/outputs.sh --compare BEFORE AFTER`). SETTINGS: settings
 # files each preview is also run with; FORMS: the output forms, comma-separated (`,-o json`: the
 # table and JSON), for large dumps.
-# usage: bench/outputs.sh PLUGIN DIR DUMP...
+# Without DUMP: the standard set, the examples' dumps and the fixtures in every form with two
+# settings files, then clusters of 1,000 and 5,000 VMs from policy-bench's cluster-dump.
+# usage: bench/outputs.sh PLUGIN DIR [DUMP...]
 #        bench/outputs.sh --compare BEFORE AFTER
 set -euo pipefail
 if [ "${1:-}" = --compare ]; then
   before=$2 after=$3
-  total=$(find "$before" -type f | wc -l)
-  if diff -r "$before" "$after" >/dev/null; then
+  total=$(find "$before" -type f ! -path '*/dumps/*' | wc -l)
+  if diff -r -x dumps "$before" "$after" >/dev/null; then
     echo "identical: $total invocations, stdout, stderr and exit code byte for byte"
     exit 0
   fi
-  diff -r "$before" "$after" | head -n 40
-  echo "DIFFERENT: $(diff -rq "$before" "$after" | wc -l) of $total invocations" >&2
+  diff -r -x dumps "$before" "$after" | head -n 40
+  echo "DIFFERENT: $(diff -rq -x dumps "$before" "$after" | wc -l) of $total invocations" >&2
   exit 1
 fi
 plugin=$1 dir=$2
 shift 2
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+[ -f "$plugin" ] && plugin=$(realpath "$plugin")
+if [ $# -eq 0 ]; then
+  here=$(cd "$(dirname "$0")/.." && pwd)
+  cd "$here"
+  mkdir -p "$dir/dumps"
+  SETTINGS="examples/strict-cluster.yaml examples/validate-only.yaml" "$0" "$plugin" "$dir/examples" \
+    examples/cluster-dump.json examples/cluster-maintenance-dump.json examples/stale/cluster-dump.json fixtures/*.yaml
+  for size in 1000 5000; do
+    [ -f "$dir/dumps/cluster-$size.json" ] || cargo run -q -p policy-bench --bin cluster-dump -- "$size" 50 "$dir/dumps/cluster-$size.json"
+  done
+  FORMS=",-o json,-o yaml" NODES=2 "$0" "$plugin" "$dir/1000" "$dir/dumps/cluster-1000.json"
+  FORMS=",-o json" NODES=1 "$0" "$plugin" "$dir/5000" "$dir/dumps/cluster-5000.json"
+  exit 0
+fi
 nodes=${NODES:-3}
 mkdir -p "$dir"
 forms=("" "--no-headers" "--width 60" "-o wide" "-o json" "-o yaml")
