@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -119,20 +119,42 @@ pub fn evaluate_through(
     settings: &Value,
     call: impl Fn(&str, &[u8]) -> Result<Vec<u8>, Error>,
 ) -> Result<Evaluation, Error> {
+    if let Some(message) = settings_refusal(settings, &call)? {
+        return Ok(Evaluation::SettingsRefused(message));
+    }
+    let result = call("validate", &validate_payload(request, settings)?);
+    Ok(Evaluation::Answered(Box::new(answer_of(request, result)?)))
+}
+
+/// `validate_settings` through `call`: `None` when the settings are valid, else the module's
+/// message (empty when it gives none).
+pub(crate) fn settings_refusal(
+    settings: &Value,
+    call: impl Fn(&str, &[u8]) -> Result<Vec<u8>, Error>,
+) -> Result<Option<String>, Error> {
     let answer: SettingsAnswer =
         serde_json::from_slice(&call("validate_settings", &serde_json::to_vec(settings)?)?)?;
-    if !answer.valid {
-        return Ok(Evaluation::SettingsRefused(
-            answer.message.unwrap_or_default(),
-        ));
+    Ok((!answer.valid).then(|| answer.message.unwrap_or_default()))
+}
+
+/// What policy-server sends to `validate`: `{"request": ..., "settings": ...}`.
+pub(crate) fn validate_payload(request: &Value, settings: &Value) -> Result<Vec<u8>, Error> {
+    #[derive(Serialize)]
+    struct Payload<'a> {
+        request: &'a Value,
+        settings: &'a Value,
     }
-    let payload = serde_json::to_vec(&json!({"request": request, "settings": settings}))?;
-    let result = call("validate", &payload);
+    Ok(serde_json::to_vec(&Payload { request, settings })?)
+}
+
+/// The answer to `request` from what `validate` returned: its `ValidationResponse`, or (an
+/// `Err`, what a trap is) a 500.
+pub(crate) fn answer_of(request: &Value, result: Result<Vec<u8>, Error>) -> Result<Answer, Error> {
     let uid = request["uid"].as_str().unwrap_or_default().to_owned();
     let object = request.get("object").cloned().unwrap_or(Value::Null);
-    Ok(Evaluation::Answered(Box::new(match result {
-        Ok(bytes) => admission_response(uid, object, serde_json::from_slice(&bytes)?)?,
-        Err(error) => Answer {
+    match result {
+        Ok(bytes) => admission_response(uid, object, serde_json::from_slice(&bytes)?),
+        Err(error) => Ok(Answer {
             response: AdmissionResponse {
                 uid,
                 allowed: false,
@@ -144,8 +166,8 @@ pub fn evaluate_through(
             },
             patch: None,
             object,
-        },
-    })))
+        }),
+    }
 }
 
 /// Builds the AdmissionResponse and applies its patch to `object`.

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use wapc::{WapcHost, WasiParams};
+use wapc::{HostCallback, WapcHost, WasiParams};
 use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
 
 use crate::cluster::Cluster;
@@ -37,37 +37,42 @@ impl PolicyHost {
 
     /// A fresh instance, as policy-server makes for every request.
     pub fn instance(&self) -> Result<Instance, Error> {
-        let engine = self.pre.rehydrate(None)?;
-        let host = WapcHost::new(
-            Box::new(engine),
-            Some(Box::new(|_id, binding, namespace, operation, _payload| {
-                // The SDK's `KubewardenDrain` logs through this call; nothing else is offered.
-                if (binding, namespace, operation) == ("kubewarden", "tracing", "log") {
-                    return Ok(Vec::new());
-                }
-                Err(
-                    format!("host capability {binding}/{namespace}/{operation} is not offered")
-                        .into(),
-                )
-            })),
-        )?;
-        Ok(Instance { host })
+        self.instance_calling(Box::new(|_id, binding, namespace, operation, _payload| {
+            Ok(plain_host_call(binding, namespace, operation)?)
+        }))
     }
 
     /// A fresh instance whose context-aware calls (`kubewarden`/`kubernetes`/...) `cluster`
     /// answers and records; the log call is answered too.
     pub fn instance_with_cluster(&self, cluster: Arc<Cluster>) -> Result<Instance, Error> {
+        self.instance_calling(Box::new(
+            move |_id, binding, namespace, operation, payload| {
+                Ok(cluster.host_call(binding, namespace, operation, payload)?)
+            },
+        ))
+    }
+
+    /// A fresh instance whose host calls `callback` answers.
+    pub(crate) fn instance_calling(&self, callback: Box<HostCallback>) -> Result<Instance, Error> {
         let engine = self.pre.rehydrate(None)?;
-        let host = WapcHost::new(
-            Box::new(engine),
-            Some(Box::new(
-                move |_id, binding, namespace, operation, payload| {
-                    Ok(cluster.host_call(binding, namespace, operation, payload)?)
-                },
-            )),
-        )?;
+        let host = WapcHost::new(Box::new(engine), Some(callback))?;
         Ok(Instance { host })
     }
+}
+
+/// What an instance without a cluster answers: the SDK's `KubewardenDrain` logs through
+/// `kubewarden`/`tracing`/`log`; nothing else is offered.
+pub(crate) fn plain_host_call(
+    binding: &str,
+    namespace: &str,
+    operation: &str,
+) -> Result<Vec<u8>, String> {
+    if (binding, namespace, operation) == ("kubewarden", "tracing", "log") {
+        return Ok(Vec::new());
+    }
+    Err(format!(
+        "host capability {binding}/{namespace}/{operation} is not offered"
+    ))
 }
 
 impl Instance {

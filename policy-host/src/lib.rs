@@ -6,10 +6,12 @@
 pub mod admission;
 pub mod cluster;
 pub mod host;
+pub mod session;
 
 pub use admission::{AdmissionResponse, Evaluation};
 pub use cluster::{Call, Cluster, FailRule};
 pub use host::{Instance, PolicyHost};
+pub use session::Session;
 
 /// The workspace root (where `make policy.wasm` puts the module and the fixtures live).
 pub fn workspace_dir() -> std::path::PathBuf {

@@ -2,12 +2,10 @@
 //! the policy's reading of its object; beside it the policy's verdict and, for a running VM, what
 //! its objects carry against it.
 
-use std::sync::Arc;
-
 use cluster_model::drain::drain_outcome;
 use cluster_model::object::ObjectExt;
 use cluster_model::restart::{Disks, RunStrategy, after_eviction, node_bound};
-use policy_host::{Cluster, PolicyHost};
+use policy_host::Session;
 use serde_json::Value;
 use vm_maintenance_strategy::eviction::Assessment;
 use vm_maintenance_strategy::settings::Settings;
@@ -35,21 +33,13 @@ pub(super) struct View<'a> {
     pub(super) disks: Disks<'a>,
     /// The KubeVirt CR's `spec.configuration.evictionStrategy`.
     pub(super) cluster_strategy: Option<&'a str>,
-    /// The settings as written, for the module.
-    pub(super) settings: &'a Value,
     /// A controller evacuates VMIs with the `External` strategy.
     pub(super) external_controller: bool,
 }
 
 /// One VM: its drain outcome and the policy's verdict. Never fails: what cannot be judged is
 /// said in the row.
-pub(super) fn judge(
-    vm: &Value,
-    index: usize,
-    host: &PolicyHost,
-    cluster: &Arc<Cluster>,
-    view: &View,
-) -> Row {
+pub(super) fn judge(vm: &Value, index: usize, session: &mut Session, view: &View) -> Row {
     let empty = Object::new();
     let object = vm.as_object().unwrap_or(&empty);
     let namespace = vm.namespace().to_owned();
@@ -64,7 +54,7 @@ pub(super) fn judge(
         .get("spec")
         .and_then(|s| s.pointer("/template/metadata/labels"));
     row.template_label = label(template_labels);
-    row.verdict = Some(verdict(vm, &namespace, name, host, cluster, view.settings));
+    row.verdict = Some(verdict(vm, &namespace, name, session));
 
     if name.is_none() {
         row.error = Some("metadata.name: missing".to_owned());

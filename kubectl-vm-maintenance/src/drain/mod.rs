@@ -18,7 +18,7 @@ use std::sync::Arc;
 use cluster_model::object::ObjectExt;
 use cluster_model::restart::Disks;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use policy_host::{Cluster, PolicyHost};
+use policy_host::{Cluster, Session};
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
@@ -65,7 +65,7 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
         context.note(note);
     }
     let settings = &context.settings;
-    check_settings(&host, &settings.raw, settings.path.as_deref())?;
+    let session = check_settings(&host, &settings.raw, settings.path.as_deref())?;
     if let Some(note) = settings_versus_cluster(&settings.raw, store.kubevirts()) {
         context.note(note);
     }
@@ -87,8 +87,8 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
         .filter(|(namespace, _)| selection.namespace.is_none_or(|n| n == namespace))
         .collect();
     let progress = progress_bar(keys.len());
-    let judging = Judging {
-        host: &host,
+    let mut judging = Judging {
+        session,
         policy,
         sync: &sync,
         context,
@@ -113,7 +113,8 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
 
 /// What every slice is judged with.
 struct Judging<'a> {
-    host: &'a PolicyHost,
+    /// The module's instance, the settings validated once.
+    session: Session<'a>,
     policy: &'a Settings,
     sync: &'a LabelSync,
     context: &'a Context,
@@ -123,7 +124,7 @@ struct Judging<'a> {
 
 impl Judging<'_> {
     /// The rows of the VMs of a slice that the selection keeps (a namespace, a node).
-    fn slice(&self, slice: &Slice) -> Vec<Row> {
+    fn slice(&mut self, slice: &Slice) -> Vec<Row> {
         let view = View {
             sync: self.sync,
             policy: self.policy,
@@ -135,14 +136,13 @@ impl Judging<'_> {
                 .first()
                 .and_then(|cr| cr.pointer("/spec/configuration/evictionStrategy"))
                 .and_then(Value::as_str),
-            settings: &self.context.settings.raw,
             external_controller: self.context.external_controller,
         };
-        let cluster = policy_cluster(slice);
+        self.session.set_cluster(policy_cluster(slice));
         let mut rows = Vec::new();
         for (vm, &number) in slice.vms.iter().zip(&slice.numbers) {
             if selected(vm, &view.running, self.selection) {
-                rows.push(judge(vm, number, self.host, &cluster, &view));
+                rows.push(judge(vm, number, &mut self.session, &view));
             }
             self.progress.inc(1);
         }

@@ -1,9 +1,7 @@
 //! The policy's verdict on a VM: its answer to a CREATE of it, as Kubewarden's audit scanner asks
 //! it, on the real module with the dump as the cluster.
 
-use std::sync::Arc;
-
-use policy_host::{Cluster, Evaluation, PolicyHost};
+use policy_host::{Evaluation, Session};
 use serde_json::{Value, json};
 
 use crate::drain::rows::{Verdict, VerdictKind};
@@ -16,9 +14,7 @@ pub(super) fn verdict(
     vm: &Value,
     namespace: &str,
     name: Option<&str>,
-    host: &PolicyHost,
-    cluster: &Arc<Cluster>,
-    settings: &Value,
+    session: &mut Session,
 ) -> Verdict {
     let gvk = json!({"group": "kubevirt.io", "version": "v1", "kind": "VirtualMachine"});
     let gvr = json!({"group": "kubevirt.io", "version": "v1", "resource": "virtualmachines"});
@@ -36,7 +32,7 @@ pub(super) fn verdict(
         "dryRun": false,
         "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
     });
-    match host.evaluate_with_cluster(&request, settings, Arc::clone(cluster)) {
+    match session.evaluate(&request) {
         Err(error) => Verdict::error(format!("the host failed: {error}")),
         Ok(Evaluation::SettingsRefused(message)) => {
             Verdict::error(format!("settings refused: {message}"))

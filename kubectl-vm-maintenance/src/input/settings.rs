@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use policy_host::PolicyHost;
+use policy_host::{PolicyHost, Session};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use vm_maintenance_strategy::settings::Settings;
@@ -106,21 +106,19 @@ fn typed_settings(text: &str, manifest: bool) -> Result<(), String> {
     }
 }
 
-/// `validate_settings` once, as policy-server does at start-up.
-pub fn check_settings(
-    host: &PolicyHost,
+/// `validate_settings` once, as policy-server does at start-up: the session that judges every VM
+/// with these settings.
+pub fn check_settings<'h>(
+    host: &'h PolicyHost,
     settings: &Value,
     path: Option<&Path>,
-) -> Result<(), String> {
-    let payload = serde_json::to_vec(settings).map_err(|e| e.to_string())?;
-    let answer = host
-        .instance()
-        .and_then(|instance| instance.call("validate_settings", &payload))
+) -> Result<Session<'h>, String> {
+    let session = host
+        .session(settings)
         .map_err(|e| format!("validate_settings: {e}"))?;
-    let answer: Value = serde_json::from_slice(&answer).map_err(|e| e.to_string())?;
-    if answer.get("valid") == Some(&Value::Bool(true)) {
-        return Ok(());
+    match session.settings_refused() {
+        None => Ok(session),
+        Some("") => Err(refused(path, "(no message)")),
+        Some(message) => Err(refused(path, message)),
     }
-    let message = answer.get("message").and_then(Value::as_str);
-    Err(refused(path, message.unwrap_or("(no message)")))
 }
