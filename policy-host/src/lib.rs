@@ -1,5 +1,6 @@
 //! A waPC host for `policy.wasm`, built like Kubewarden's policy-server: the module is compiled
-//! once, every evaluation gets a fresh instance, settings are validated before `validate` runs,
+//! once, every evaluation gets a fresh instance (a [`Session`] serves request after request on
+//! one instance, its settings validated once), settings are validated before `validate` runs,
 //! and the policy's answer is turned into the AdmissionResponse the API server would receive.
 //! The context-aware calls are answered by an in-memory [`Cluster`] that logs every call.
 
