@@ -55,7 +55,7 @@ struct Input<'a> {
 
 fn instance(host: &PolicyHost, input: &Input<'_>) -> Instance {
     match &input.cluster {
-        Some((_, cluster)) => host.instance_with_cluster(Arc::clone(cluster)),
+        Some((_, cluster)) => host.instance_with_cluster(cluster.clone()),
         None => host.instance(),
     }
     .expect("instance")

@@ -1,8 +1,5 @@
 //! `upgrade`: the workload updater's decision per running VMI, and the whole update, natively.
 
-// rstest makes a test function of every case's columns; one column per input reads best here.
-#![allow(clippy::too_many_arguments)]
-
 use UpdateOutcome::*;
 use cluster_model::upgrade::{Completion, UpdateOutcome, Updater, decide, preview};
 use rstest::rstest;
@@ -43,126 +40,150 @@ fn vm(name: &str, own: Option<&str>) -> Value {
            "spec": {"runStrategy": "Always", "template": {"spec": {"evictionStrategy": own}}}})
 }
 
-/// One VMI: the update methods, the cluster's strategy, the VMI's own and its condition, its
-/// VM's own strategy; the outcome, the words, the strategy after a restart.
+/// One VMI's case: the update methods, the cluster's strategy, the VMI's own and its
+/// `LiveMigratable` condition, its VM's own strategy.
+struct Given {
+    methods: &'static [&'static str],
+    cluster: Option<&'static str>,
+    own: Option<&'static str>,
+    condition: Option<&'static str>,
+    vm_own: Option<&'static str>,
+}
+
+fn given(
+    methods: &'static [&'static str],
+    cluster: Option<&'static str>,
+    own: Option<&'static str>,
+    condition: Option<&'static str>,
+    vm_own: Option<&'static str>,
+) -> Given {
+    Given {
+        methods,
+        cluster,
+        own,
+        condition,
+        vm_own,
+    }
+}
+
+/// What the updater decides of it: the outcome, the words, the strategy after a restart.
+struct Want {
+    outcome: UpdateOutcome,
+    reason: &'static str,
+    after_restart: Option<&'static str>,
+}
+
+fn want(outcome: UpdateOutcome, reason: &'static str, after_restart: Option<&'static str>) -> Want {
+    Want {
+        outcome,
+        reason,
+        after_restart,
+    }
+}
+
+/// One VMI: what is given, what the updater decides.
 #[rstest]
 #[case::migratable_is_live_migrated(
-    BOTH,
-    None,
-    Some("LiveMigrate"),
-    MIGRATABLE,
-    None,
-    Migrate,
-    "workloadUpdateMethods has LiveMigrate and the VMI is migratable: live-migrated, at most 5 at a time",
-    None
+    given(BOTH, None, Some("LiveMigrate"), MIGRATABLE, None),
+    want(
+        Migrate,
+        "workloadUpdateMethods has LiveMigrate and the VMI is migratable: live-migrated, at most 5 at a time",
+        None
+    )
 )]
 #[case::live_migrate_not_migratable_blocks_forever(
-    BOTH,
-    None,
-    Some("LiveMigrate"),
-    NOT_MIGRATABLE,
-    None,
-    Blocks,
-    "evicted in a batch: LiveMigrate, LiveMigratable=False (HostDeviceNotLiveMigratable): the eviction is refused (429) at every batch, forever",
-    None
+    given(BOTH, None, Some("LiveMigrate"), NOT_MIGRATABLE, None),
+    want(
+        Blocks,
+        "evicted in a batch: LiveMigrate, LiveMigratable=False (HostDeviceNotLiveMigratable): the eviction is refused (429) at every batch, forever",
+        None
+    )
 )]
 #[case::the_cluster_strategy_when_the_vmi_has_none(
-    EVICT,
-    Some("LiveMigrate"),
-    None,
-    NO_CONDITION,
-    None,
-    Blocks,
-    "evicted in a batch: LiveMigrate, no LiveMigratable condition: not migratable: the eviction is refused (429) at every batch, forever",
-    None
+    given(EVICT, Some("LiveMigrate"), None, NO_CONDITION, None),
+    want(
+        Blocks,
+        "evicted in a batch: LiveMigrate, no LiveMigratable condition: not migratable: the eviction is refused (429) at every batch, forever",
+        None
+    )
 )]
 #[case::if_possible_not_migratable_restarts(
-    BOTH,
-    None,
-    Some("LiveMigrateIfPossible"),
-    NOT_MIGRATABLE,
-    Some("LiveMigrateIfPossible"),
-    Restart,
-    "evicted in a batch: LiveMigrateIfPossible, LiveMigratable=False (HostDeviceNotLiveMigratable): stopped; runStrategy Always (spec.runStrategy): KubeVirt starts it again",
-    Some("LiveMigrateIfPossible")
+    given(
+        BOTH,
+        None,
+        Some("LiveMigrateIfPossible"),
+        NOT_MIGRATABLE,
+        Some("LiveMigrateIfPossible")
+    ),
+    want(
+        Restart,
+        "evicted in a batch: LiveMigrateIfPossible, LiveMigratable=False (HostDeviceNotLiveMigratable): stopped; runStrategy Always (spec.runStrategy): KubeVirt starts it again",
+        Some("LiveMigrateIfPossible")
+    )
 )]
 #[case::none_restarts_under_the_cluster_strategy_after(
-    EVICT,
-    Some("LiveMigrateIfPossible"),
-    Some("None"),
-    MIGRATABLE,
-    None,
-    Restart,
-    "evicted in a batch: None: stopped; runStrategy Always (spec.runStrategy): KubeVirt starts it again",
-    Some("LiveMigrateIfPossible")
+    given(EVICT, Some("LiveMigrateIfPossible"), Some("None"), MIGRATABLE, None),
+    want(
+        Restart,
+        "evicted in a batch: None: stopped; runStrategy Always (spec.runStrategy): KubeVirt starts it again",
+        Some("LiveMigrateIfPossible")
+    )
 )]
 #[case::no_strategy_restarts(
-    EVICT,
-    None,
-    None,
-    NOT_MIGRATABLE,
-    None,
-    Restart,
-    "evicted in a batch: no eviction strategy: stopped; runStrategy Always (spec.runStrategy): KubeVirt starts it again",
-    None
+    given(EVICT, None, None, NOT_MIGRATABLE, None),
+    want(
+        Restart,
+        "evicted in a batch: no eviction strategy: stopped; runStrategy Always (spec.runStrategy): KubeVirt starts it again",
+        None
+    )
 )]
 #[case::evict_only_migratable_is_migrated_by_the_webhook(
-    EVICT,
-    None,
-    Some("LiveMigrate"),
-    MIGRATABLE,
-    None,
-    Migrate,
-    "evicted in a batch: LiveMigrate and migratable: marked for evacuation and migrated",
-    None
+    given(EVICT, None, Some("LiveMigrate"), MIGRATABLE, None),
+    want(
+        Migrate,
+        "evicted in a batch: LiveMigrate and migratable: marked for evacuation and migrated",
+        None
+    )
 )]
 #[case::external_is_evacuated(
-    EVICT,
-    None,
-    Some("External"),
-    MIGRATABLE,
-    None,
-    Evacuate,
-    "evicted in a batch: External: marked for evacuation (429), an external controller must move it",
-    None
+    given(EVICT, None, Some("External"), MIGRATABLE, None),
+    want(
+        Evacuate,
+        "evicted in a batch: External: marked for evacuation (429), an external controller must move it",
+        None
+    )
 )]
 #[case::without_evict_a_non_migratable_stays(
-    MIGRATE_ONLY,
-    None,
-    Some("LiveMigrateIfPossible"),
-    NOT_MIGRATABLE,
-    None,
-    StaysOutdated,
-    "LiveMigratable=False (HostDeviceNotLiveMigratable), and workloadUpdateMethods lacks Evict: it stays on the old launcher",
-    None
+    given(
+        MIGRATE_ONLY,
+        None,
+        Some("LiveMigrateIfPossible"),
+        NOT_MIGRATABLE,
+        None
+    ),
+    want(
+        StaysOutdated,
+        "LiveMigratable=False (HostDeviceNotLiveMigratable), and workloadUpdateMethods lacks Evict: it stays on the old launcher",
+        None
+    )
 )]
 #[case::no_method_no_update(
-    NO_METHOD,
-    None,
-    Some("LiveMigrate"),
-    MIGRATABLE,
-    None,
-    StaysOutdated,
-    "workloadUpdateMethods holds neither LiveMigrate nor Evict: no automated update, it stays on the old launcher",
-    None
+    given(NO_METHOD, None, Some("LiveMigrate"), MIGRATABLE, None),
+    want(
+        StaysOutdated,
+        "workloadUpdateMethods holds neither LiveMigrate nor Evict: no automated update, it stays on the old launcher",
+        None
+    )
 )]
-fn one_vmi(
-    #[case] methods: &[&str],
-    #[case] cluster: Option<&str>,
-    #[case] own: Option<&str>,
-    #[case] condition: Option<&str>,
-    #[case] vm_own: Option<&str>,
-    #[case] want: UpdateOutcome,
-    #[case] reason: &str,
-    #[case] after_restart: Option<&str>,
-) {
-    let updater = Updater::of(Some(&kubevirt(methods, cluster))).expect("an updater");
-    let got = decide(&vmi("a", own, condition), Some(&vm("a", vm_own)), &updater);
-    assert_eq!(got.outcome, want);
-    assert_eq!(got.reasons, [reason]);
+fn one_vmi(#[case] given: Given, #[case] want: Want) {
+    let updater = Updater::of(Some(&kubevirt(given.methods, given.cluster))).expect("an updater");
+    let vmi = vmi("a", given.own, given.condition);
+    let got = decide(&vmi, Some(&vm("a", given.vm_own)), &updater);
+    assert_eq!(got.outcome, want.outcome);
+    assert_eq!(got.reasons, [want.reason]);
     assert_eq!(
         got.after_restart,
-        after_restart.map(EvictionStrategy::parse)
+        want.after_restart.map(EvictionStrategy::parse)
     );
     assert_eq!(got.node.as_deref(), Some("n1"));
 }

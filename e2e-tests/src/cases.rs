@@ -12,7 +12,9 @@ use serde_json::{Map, Value, json};
 
 use policy_host::admission::{AdmissionResponse, Answer};
 pub use policy_host::fixture;
-use policy_host::{Call, Cluster, Evaluation, FailRule, PolicyHost, host::Error, workspace_dir};
+use policy_host::{
+    Call, Evaluation, FailRule, PolicyHost, RecordingCluster, host::Error, workspace_dir,
+};
 
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -143,7 +145,7 @@ pub struct ClusterSpec {
 }
 
 impl ClusterSpec {
-    pub fn build(&self) -> Result<Cluster, Error> {
+    pub fn build(&self) -> Result<RecordingCluster, Error> {
         let objects = self
             .objects
             .iter()
@@ -157,7 +159,7 @@ impl ClusterSpec {
         let mut cluster = self
             .fail
             .iter()
-            .fold(Cluster::new(objects), |cluster, rule| {
+            .fold(RecordingCluster::new(objects), |cluster, rule| {
                 cluster.fail(rule.clone())
             });
         if self.deny_all {
@@ -397,25 +399,42 @@ impl Case {
     }
 
     /// The cluster this case's calls see (empty without `cluster:`).
-    pub fn cluster(&self) -> Result<Cluster, Error> {
+    pub fn cluster(&self) -> Result<RecordingCluster, Error> {
         self.cluster
             .as_ref()
-            .map_or_else(|| Ok(Cluster::new(Vec::new())), ClusterSpec::build)
+            .map_or_else(|| Ok(RecordingCluster::new(Vec::new())), ClusterSpec::build)
     }
 
     /// Evaluates the case on a fresh instance with its cluster, which then holds the calls made.
-    pub fn evaluate(&self, host: &PolicyHost) -> Result<(Value, Evaluation, Arc<Cluster>), Error> {
+    pub fn evaluate(
+        &self,
+        host: &PolicyHost,
+    ) -> Result<(Value, Evaluation, Arc<RecordingCluster>), Error> {
         let request = self.request()?;
         let cluster = Arc::new(self.cluster()?);
-        let evaluation =
-            host.evaluate_with_cluster(&request, &self.settings, Arc::clone(&cluster))?;
+        let evaluation = host.evaluate_with_cluster(&request, &self.settings, cluster.clone())?;
         Ok((request, evaluation, cluster))
     }
 
-    /// Runs the case on a fresh instance; the differences from `expect`, or nothing.
+    /// Runs the case on a fresh instance, then twice on one [`policy_host::Session`] (the second time on the
+    /// instance the first request left behind, as the plugin's drain reuses it): the differences
+    /// from `expect`, or a session's answer that is not the fresh instance's; or nothing.
     pub fn run(&self, host: &PolicyHost) -> Result<(), Error> {
         let (request, evaluation, cluster) = self.evaluate(host)?;
-        self.judge(&request, &evaluation, &cluster.calls())
+        self.judge(&request, &evaluation, &cluster.calls())?;
+        let fresh = outcome(&evaluation)?;
+        let mut session = host.session(&self.settings)?;
+        for round in ["a session's first request", "a session's reused instance"] {
+            let cluster = Arc::new(self.cluster()?);
+            session.set_cluster(cluster.clone());
+            let evaluation = session.evaluate(&request)?;
+            let judged = self.judge(&request, &evaluation, &cluster.calls());
+            judged.map_err(|e| format!("{round}: {e}"))?;
+            if outcome(&evaluation)? != fresh {
+                return Err(format!("{round}: not the fresh instance's answer").into());
+            }
+        }
+        Ok(())
     }
 
     /// The differences from `expect` of an evaluation of `request` (this case's) and of the
@@ -575,6 +594,14 @@ impl Expect {
 
 fn op_path(op: &json_patch::PatchOperation) -> String {
     json!(op)["path"].as_str().unwrap_or_default().to_owned()
+}
+
+/// An evaluation as JSON: the AdmissionResponse, or the settings' refusal.
+fn outcome(evaluation: &Evaluation) -> Result<Value, Error> {
+    Ok(match evaluation {
+        Evaluation::SettingsRefused(message) => json!({"settingsRefused": message}),
+        Evaluation::Answered(answer) => serde_json::to_value(&answer.response)?,
+    })
 }
 
 #[cfg(test)]

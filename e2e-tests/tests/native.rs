@@ -8,6 +8,7 @@
 
 use e2e_tests::cases::{self, Case};
 use libtest_mimic::{Arguments, Failed, Trial};
+use policy_host::HostCalls;
 use policy_host::admission::evaluate_through;
 use policy_host::host::Error;
 use vm_maintenance_strategy::cluster::Host;

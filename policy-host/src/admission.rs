@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cluster::Cluster;
+use crate::cluster::HostCalls;
 use crate::host::{Error, Instance, PolicyHost};
 
 /// What the module answers from `validate` (Kubewarden's `ValidationResponse`, snake_case).
@@ -88,12 +88,12 @@ impl PolicyHost {
         evaluate_on(&self.instance()?, request, settings)
     }
 
-    /// The same, on an instance whose context-aware calls `cluster` answers and records.
+    /// The same, on an instance whose context-aware calls `cluster` answers.
     pub fn evaluate_with_cluster(
         &self,
         request: &Value,
         settings: &Value,
-        cluster: Arc<Cluster>,
+        cluster: Arc<dyn HostCalls>,
     ) -> Result<Evaluation, Error> {
         evaluate_on(&self.instance_with_cluster(cluster)?, request, settings)
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use wapc::{HostCallback, WapcHost, WasiParams};
 use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
 
-use crate::cluster::Cluster;
+use crate::cluster::HostCalls;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -42,9 +42,9 @@ impl PolicyHost {
         }))
     }
 
-    /// A fresh instance whose context-aware calls (`kubewarden`/`kubernetes`/...) `cluster`
-    /// answers and records; the log call is answered too.
-    pub fn instance_with_cluster(&self, cluster: Arc<Cluster>) -> Result<Instance, Error> {
+    /// A fresh instance whose host calls (`kubewarden`/`kubernetes`/..., the log call) `cluster`
+    /// answers.
+    pub fn instance_with_cluster(&self, cluster: Arc<dyn HostCalls>) -> Result<Instance, Error> {
         self.instance_calling(Box::new(
             move |_id, binding, namespace, operation, payload| {
                 Ok(cluster.host_call(binding, namespace, operation, payload)?)
@@ -85,7 +85,7 @@ impl Instance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::FailRule;
+    use crate::harness::{FailRule, RecordingCluster};
     use serde_json::{Value, json};
 
     /// A waPC guest whose every function forwards its payload to the host operation of the same
@@ -122,11 +122,11 @@ mod tests {
         let claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                            "metadata": {"name": "data", "namespace": "team-a"}});
         let cluster = Arc::new(
-            Cluster::new(vec![claim.clone()])
+            RecordingCluster::new(vec![claim.clone()])
                 .fail(FailRule::new("list_resources_all").message("timeout")),
         );
         let instance = host
-            .instance_with_cluster(Arc::clone(&cluster))
+            .instance_with_cluster(cluster.clone())
             .unwrap_or_else(|e| panic!("{e}"));
         let get = json!({"api_version": "v1", "kind": "PersistentVolumeClaim", "name": "data",
                          "namespace": "team-a", "disable_cache": false, "field_masks": null});

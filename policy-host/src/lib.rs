@@ -2,38 +2,22 @@
 //! once, every evaluation gets a fresh instance (a [`Session`] serves request after request on
 //! one instance, its settings validated once), settings are validated before `validate` runs,
 //! and the policy's answer is turned into the AdmissionResponse the API server would receive.
-//! The context-aware calls are answered by an in-memory [`Cluster`] that logs every call.
+//! The context-aware calls are answered by an in-memory [`Cluster`] (or anything [`HostCalls`]).
+//!
+//! The runtime (`admission`, `cluster`, `host`, `session`) is what the plugin ships. The e2e
+//! harness (`harness`: a recording cluster with failure rules, kwctl sessions, the workspace's
+//! fixtures) is behind the feature `harness`, which the test and bench crates turn on.
 
 pub mod admission;
 pub mod cluster;
+#[cfg(any(test, feature = "harness"))]
+pub mod harness;
 pub mod host;
 pub mod session;
 
 pub use admission::{AdmissionResponse, Evaluation};
-pub use cluster::{Call, Cluster, FailRule};
+pub use cluster::{Cluster, HostCalls};
+#[cfg(any(test, feature = "harness"))]
+pub use harness::{Call, FailRule, RecordingCluster, default_module_path, fixture, workspace_dir};
 pub use host::{Instance, PolicyHost};
 pub use session::Session;
-
-/// The workspace root (where `make policy.wasm` puts the module and the fixtures live).
-pub fn workspace_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-/// `$POLICY_WASM`, or `policy.wasm` at the workspace root.
-pub fn default_module_path() -> std::path::PathBuf {
-    std::env::var_os("POLICY_WASM")
-        .map(Into::into)
-        .unwrap_or_else(|| workspace_dir().join("policy.wasm"))
-}
-
-/// A manifest of the workspace's `fixtures/` folder (`fixture("vm-basic")`), as JSON.
-pub fn fixture(name: &str) -> Result<serde_json::Value, host::Error> {
-    let path = workspace_dir()
-        .join("fixtures")
-        .join(format!("{name}.yaml"));
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(serde_yaml::from_str(&text)?)
-}

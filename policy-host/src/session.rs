@@ -19,12 +19,12 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde_json::Value;
 
 use crate::admission::{Evaluation, answer_of, settings_refusal, validate_payload};
-use crate::cluster::Cluster;
+use crate::cluster::HostCalls;
 use crate::host::{Error, Instance, PolicyHost, plain_host_call};
 
 /// The cluster the session's instance asks, swapped between requests; `None`: no cluster, only
 /// the log call is answered (as [`PolicyHost::instance`]).
-type Slot = Arc<RwLock<Option<Arc<Cluster>>>>;
+type Slot = Arc<RwLock<Option<Arc<dyn HostCalls>>>>;
 
 /// Settings `validate_settings` has judged, and one instance that serves request after request.
 /// Made by [`PolicyHost::session`] / [`PolicyHost::session_with_cluster`].
@@ -45,12 +45,12 @@ impl PolicyHost {
         Session::open(self, settings, None)
     }
 
-    /// The same, its context-aware calls answered (and recorded) by `cluster` until
+    /// The same, its context-aware calls answered by `cluster` until
     /// [`Session::set_cluster`] names another.
     pub fn session_with_cluster(
         &self,
         settings: &Value,
-        cluster: Arc<Cluster>,
+        cluster: Arc<dyn HostCalls>,
     ) -> Result<Session<'_>, Error> {
         Session::open(self, settings, Some(cluster))
     }
@@ -60,7 +60,7 @@ impl<'h> Session<'h> {
     fn open(
         host: &'h PolicyHost,
         settings: &Value,
-        cluster: Option<Arc<Cluster>>,
+        cluster: Option<Arc<dyn HostCalls>>,
     ) -> Result<Session<'h>, Error> {
         let mut session = Session {
             host,
@@ -87,8 +87,8 @@ impl<'h> Session<'h> {
         &self.settings
     }
 
-    /// The cluster the following requests' context-aware calls are answered (and recorded) by.
-    pub fn set_cluster(&mut self, cluster: Arc<Cluster>) {
+    /// The cluster the following requests' context-aware calls are answered by.
+    pub fn set_cluster(&mut self, cluster: Arc<dyn HostCalls>) {
         *self.cluster.write().unwrap_or_else(PoisonError::into_inner) = Some(cluster);
     }
 
@@ -127,5 +127,72 @@ impl<'h> Session<'h> {
             }
         };
         Ok(self.instance.insert(instance))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A waPC guest that counts its calls in a global: `validate_settings` (the only 17-byte
+    /// function name) and `validate` add one; `validate` refuses with the count as its message
+    /// (`{"accepted":false,"message":"N"}`), and traps on a payload over 4 KiB.
+    const COUNTER: &str = r#"(module
+      (import "wapc" "__guest_request" (func $guest_request (param i32 i32)))
+      (import "wapc" "__guest_response" (func $guest_response (param i32 i32)))
+      (import "wapc" "__guest_error" (func $guest_error (param i32 i32)))
+      (memory (export "memory") 4)
+      (global $count (mut i32) (i32.const 0))
+      (data (i32.const 0) "{\"valid\":true}")
+      (data (i32.const 32) "{\"accepted\":false,\"message\":\"0\"}")
+      (func (export "__guest_call") (param $op_len i32) (param $req_len i32) (result i32)
+        (call $guest_request (i32.const 1024) (i32.const 2048))
+        (global.set $count (i32.add (global.get $count) (i32.const 1)))
+        (if (i32.eq (local.get $op_len) (i32.const 17))
+          (then
+            (call $guest_response (i32.const 0) (i32.const 14))
+            (return (i32.const 1))))
+        (if (i32.gt_u (local.get $req_len) (i32.const 4096)) (then unreachable))
+        (i32.store8 (i32.const 61) (i32.add (i32.const 48) (global.get $count)))
+        (call $guest_response (i32.const 32) (i32.const 32))
+        (i32.const 1)))"#;
+
+    /// The message of the answer: the guest's count, or the 500 of a trap.
+    fn message(evaluation: Result<Evaluation, Error>) -> String {
+        let evaluation = evaluation.unwrap_or_else(|e| panic!("{e}"));
+        let status = evaluation.answer().and_then(|a| a.response.status.clone());
+        status.and_then(|s| s.message).unwrap_or_default()
+    }
+
+    fn request(padding: usize) -> Value {
+        json!({"uid": "u", "object": {"pad": "x".repeat(padding)}})
+    }
+
+    #[test]
+    fn one_instance_serves_every_request_and_a_trap_gets_a_fresh_one() {
+        let host = PolicyHost::from_bytes(COUNTER.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        let settings = json!({});
+        let fresh: Vec<String> = (0..2)
+            .map(|_| message(host.evaluate(&request(0), &settings)))
+            .collect();
+        assert_eq!(
+            fresh,
+            ["2", "2"],
+            "a fresh instance each: settings, then validate"
+        );
+        let mut session = host.session(&settings).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(session.settings_refused(), None);
+        let counts: Vec<String> = (0..3)
+            .map(|_| message(session.evaluate(&request(0))))
+            .collect();
+        assert_eq!(counts, ["2", "3", "4"], "settings once, then one instance");
+        let trapped = message(session.evaluate(&request(5000)));
+        assert!(trapped.starts_with("internal server error: "), "{trapped}");
+        assert_eq!(
+            message(session.evaluate(&request(0))),
+            "1",
+            "after a trap the next request gets a fresh instance"
+        );
     }
 }

@@ -14,4 +14,10 @@ pub mod wasm;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
-pub use policy_host::workspace_dir;
+/// The workspace root, where the project's files are (`make` runs there).
+pub fn workspace_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default()
+}

@@ -10,7 +10,7 @@ use crate::annotate::Annotated;
 use crate::metadata::{self, MetadataFile};
 
 pub fn path(name: &str) -> PathBuf {
-    policy_host::workspace_dir().join(name)
+    crate::workspace_dir().join(name)
 }
 
 pub fn read_text(name: &str) -> Result<String, Error> {
@@ -26,9 +26,16 @@ pub fn cargo_version() -> Result<String, Error> {
     metadata::cargo_version(&path("Cargo.toml"))
 }
 
-/// `policy.wasm` (or `$POLICY_WASM`), built by `make policy.wasm`.
+/// `$POLICY_WASM`, or `policy.wasm` at the workspace root (built by `make policy.wasm`).
+pub fn module_path() -> PathBuf {
+    std::env::var_os("POLICY_WASM")
+        .map(Into::into)
+        .unwrap_or_else(|| path("policy.wasm"))
+}
+
+/// The module at [`module_path`].
 pub fn module() -> Result<Vec<u8>, Error> {
-    let p = policy_host::default_module_path();
+    let p = module_path();
     Ok(std::fs::read(&p)
         .map_err(|e| format!("{}: {e} (build it with `make policy.wasm`)", p.display()))?)
 }

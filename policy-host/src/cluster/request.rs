@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// tags.
 #[allow(clippy::enum_variant_names)]
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub(super) enum Request {
+pub(crate) enum Request {
     /// kwctl's `CallbackRequestType::KubernetesListResourceNamespace`.
     KubernetesListResourceNamespace {
         api_version: String,
@@ -67,7 +67,7 @@ struct Get {
 }
 
 impl Request {
-    pub(super) fn parse(operation: &str, payload: &[u8]) -> Option<Result<Request, String>> {
+    fn parse(operation: &str, payload: &[u8]) -> Option<Result<Request, String>> {
         let parsed = match operation {
             "list_resources_by_namespace" => serde_json::from_slice::<ListByNamespace>(payload)
                 .map(|r| Request::KubernetesListResourceNamespace {
@@ -103,7 +103,7 @@ impl Request {
     }
 
     /// `(api_version, kind, name, namespace)`.
-    pub(super) fn identity(&self) -> (&str, &str, Option<&str>, Option<&str>) {
+    pub(crate) fn identity(&self) -> (&str, &str, Option<&str>, Option<&str>) {
         match self {
             Request::KubernetesListResourceNamespace {
                 api_version,
@@ -121,6 +121,21 @@ impl Request {
                 namespace,
                 ..
             } => (api_version, kind, Some(name), namespace.as_deref()),
+        }
+    }
+}
+
+impl Request {
+    /// The request of a `kubernetes` call, or the error the host answers: `can_i` is not
+    /// served, other operations are unknown, a request that does not parse says why.
+    pub(crate) fn of_call(operation: &str, payload: &[u8]) -> Result<Request, String> {
+        match Request::parse(operation, payload) {
+            None if operation == "can_i" => Err(format!(
+                "{}the e2e host does not serve can_i",
+                super::CALLBACK_FAILURE
+            )),
+            None => Err(format!("unknown operation: {operation}")),
+            Some(parsed) => parsed,
         }
     }
 }

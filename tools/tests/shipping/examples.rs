@@ -118,7 +118,7 @@ fn metadata_matches(file: &MetadataFile) -> BTreeSet<[String; 4]> {
 
 #[test]
 fn cluster_admission_policies() -> Result<(), Error> {
-    let host = PolicyHost::load(&policy_host::default_module_path())?;
+    let host = PolicyHost::load(&policy_tools::project::module_path())?;
     let file = project::metadata_file()?;
     let allowed = metadata_matches(&file);
     let grants: BTreeSet<_> = file.context_aware_resources.iter().cloned().collect();
@@ -260,7 +260,7 @@ fn vm_create(fixture: &str) -> Result<Value, Error> {
 /// the audit profile fails it, so its PolicyReport lists the VM.
 #[test]
 fn audit_profile_fails_what_the_mutating_profile_passes() -> Result<(), Error> {
-    let host = PolicyHost::load(&policy_host::default_module_path())?;
+    let host = PolicyHost::load(&policy_tools::project::module_path())?;
     let caps = caps()?;
     let settings_of = |name: &str| -> Result<Value, Error> {
         let (path, cap) = caps
@@ -294,7 +294,7 @@ fn audit_profile_fails_what_the_mutating_profile_passes() -> Result<(), Error> {
 
 #[test]
 fn policy_server_policies() -> Result<(), Error> {
-    let host = PolicyHost::load(&policy_host::default_module_path())?;
+    let host = PolicyHost::load(&policy_tools::project::module_path())?;
     let file = project::metadata_file()?;
     let grants: BTreeSet<_> = file.context_aware_resources.iter().cloned().collect();
     let declared: BTreeSet<String> = file.host_capabilities.iter().flatten().cloned().collect();

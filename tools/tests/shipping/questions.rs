@@ -125,7 +125,7 @@ fn leaves(questions: &[Question]) -> Vec<&Question> {
 
 #[test]
 fn every_setting_has_a_question_and_every_question_a_setting() -> Result<(), Error> {
-    let host = PolicyHost::load(&policy_host::default_module_path())?;
+    let host = PolicyHost::load(&policy_tools::project::module_path())?;
     let accepted = module_settings(&host)?;
     assert!(
         accepted.contains("labelKey") && accepted.contains("evictionStrategy.nonMigratable"),
@@ -153,7 +153,7 @@ fn every_setting_has_a_question_and_every_question_a_setting() -> Result<(), Err
 /// Types, defaults and enum options agree with what the module accepts and refuses.
 #[test]
 fn types_defaults_and_options_match_the_module() -> Result<(), Error> {
-    let host = PolicyHost::load(&policy_host::default_module_path())?;
+    let host = PolicyHost::load(&policy_tools::project::module_path())?;
     let accepted = module_settings(&host)?;
     let questions = load()?;
     let failures = std::cell::RefCell::new(Vec::new());

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::request::Request;
+use crate::cluster::Request;
 
 /// One host call the guest made (the SDK's log lines are not recorded).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -15,6 +15,20 @@ pub struct Call {
     /// `kind`, `name`, `namespace`, `disable_cache`, `label_selector`, `field_selector`,
     /// `field_masks`); a JSON string when the payload was not JSON.
     pub request: Value,
+}
+
+impl Call {
+    /// The call as the guest made it: `operation`, or `namespace/operation` outside `kubernetes`;
+    /// the payload as JSON, or as a JSON string when it is not JSON.
+    pub(super) fn of(namespace: &str, operation: &str, payload: &[u8]) -> Call {
+        let request = serde_json::from_slice(payload)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(payload).into_owned()));
+        let operation = match namespace {
+            "kubernetes" => operation.to_owned(),
+            _ => format!("{namespace}/{operation}"),
+        };
+        Call { operation, request }
+    }
 }
 
 /// Makes the calls it matches fail. Unset fields match anything.
