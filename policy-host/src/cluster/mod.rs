@@ -26,6 +26,8 @@
 //! cluster, with failure rules (`policy_host::harness`, feature `harness`), answers through the
 //! same [`Cluster::serve`].
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 
 mod request;
@@ -57,7 +59,8 @@ pub(crate) enum Lists {
     /// `<api_version> <Kind>List`, as policy-server answers.
     #[default]
     Typed,
-    /// `v1 List`, kube-rs' `ObjectList` default.
+    /// `v1 List`, kube-rs' `ObjectList` default (the harness's `plain_lists`).
+    #[cfg(any(test, feature = "harness"))]
     Plain,
 }
 
@@ -65,6 +68,19 @@ pub(crate) enum Lists {
 #[derive(Debug, Default)]
 pub struct Cluster {
     objects: Vec<Value>,
+    /// The places of the objects of each `(apiVersion, kind)`, in order.
+    kinds: HashMap<(String, String), Vec<usize>>,
+    /// The first object of each `(apiVersion, kind, namespace, name)`: what a get finds.
+    named: HashMap<Identity, usize>,
+}
+
+/// `(apiVersion, kind, namespace, name)`; `""` for a namespace (or name) it has none of.
+type Identity = (String, String, String, String);
+
+/// An object's `apiVersion` and `kind`, when both are strings.
+fn kind_of(object: &Value) -> Option<(String, String)> {
+    let text = |field: &str| object.get(field).and_then(Value::as_str).map(str::to_owned);
+    Some((text("apiVersion")?, text("kind")?))
 }
 
 impl Cluster {
@@ -72,7 +88,32 @@ impl Cluster {
     /// `metadata.namespace` are what calls match on). `Cluster::new(vec![])`: an empty cluster,
     /// where lists are empty and every get is not found.
     pub fn new(objects: Vec<Value>) -> Cluster {
-        Cluster { objects }
+        let mut cluster = Cluster::default();
+        for (at, object) in objects.iter().enumerate() {
+            let Some((api_version, kind)) = kind_of(object) else {
+                continue;
+            };
+            let name = object.pointer("/metadata/name").and_then(Value::as_str);
+            if let Some(name) = name {
+                let identity = (
+                    api_version.clone(),
+                    kind.clone(),
+                    namespace_of(object).to_owned(),
+                    name.to_owned(),
+                );
+                cluster.named.entry(identity).or_insert(at);
+            }
+            cluster.kinds.entry((api_version, kind)).or_default().push(at);
+        }
+        cluster.objects = objects;
+        cluster
+    }
+
+    /// The objects of this `apiVersion` and `kind`, in order.
+    fn of_kind<'a>(&'a self, api_version: &str, kind: &str) -> impl Iterator<Item = &'a Value> {
+        let key = (api_version.to_owned(), kind.to_owned());
+        let places = self.kinds.get(&key).map(Vec::as_slice).unwrap_or_default();
+        places.iter().filter_map(|&at| self.objects.get(at))
     }
 
     pub fn objects(&self) -> &[Value] {
@@ -82,15 +123,15 @@ impl Cluster {
     /// The cluster side's answer: the JSON payload, or its error message.
     pub(crate) fn serve(&self, request: &Request, lists: Lists) -> Result<String, String> {
         let (api_version, kind, name, namespace) = request.identity();
-        let of_kind = self.objects.iter().filter(|o| {
-            o["apiVersion"].as_str() == Some(api_version) && o["kind"].as_str() == Some(kind)
-        });
         let answer = match request {
             Request::KubernetesGetResource { field_masks, .. } => {
-                let found = of_kind
-                    .filter(|o| o.pointer("/metadata/name").and_then(Value::as_str) == name)
-                    .find(|o| namespace_of(o) == namespace.unwrap_or_default());
-                match found {
+                let identity = (
+                    api_version.to_owned(),
+                    kind.to_owned(),
+                    namespace.unwrap_or_default().to_owned(),
+                    name.unwrap_or_default().to_owned(),
+                );
+                match self.named.get(&identity).and_then(|&at| self.objects.get(at)) {
                     Some(object) => prune(object, field_masks.as_ref()),
                     None => {
                         return Err(format!(
@@ -121,13 +162,15 @@ impl Cluster {
                     .as_deref()
                     .map(Selector::fields)
                     .transpose()?;
-                let items: Vec<Value> = of_kind
+                let items: Vec<Value> = self
+                    .of_kind(api_version, kind)
                     .filter(|o| namespace.is_none_or(|ns| namespace_of(o) == ns))
                     .filter(|o| labels.as_ref().is_none_or(|s| s.matches_labels(o)))
                     .filter(|o| fields.as_ref().is_none_or(|s| s.matches_fields(o)))
                     .map(|o| prune(o, field_masks.as_ref()))
                     .collect();
                 let (api_version, kind) = match lists {
+                    #[cfg(any(test, feature = "harness"))]
                     Lists::Plain => ("v1".to_owned(), "List".to_owned()),
                     Lists::Typed => (api_version.to_owned(), format!("{kind}List")),
                 };
