@@ -10,6 +10,7 @@ pub mod maintenance;
 pub mod object;
 pub mod objects;
 pub mod restart;
+pub mod status;
 pub mod upgrade;
 
 /// A JSON object, as the cluster's objects are read.

@@ -416,25 +416,13 @@ impl Case {
         Ok((request, evaluation, cluster))
     }
 
-    /// Runs the case on a fresh instance, then twice on one [`policy_host::Session`] (the second time on the
-    /// instance the first request left behind, as the plugin's drain reuses it): the differences
-    /// from `expect`, or a session's answer that is not the fresh instance's; or nothing.
+    /// Runs the case on a fresh instance, then twice on one [`policy_host::Session`]
+    /// ([`crate::reuse`]): the differences from `expect`, or a session's answer that is not the
+    /// fresh instance's; or nothing.
     pub fn run(&self, host: &PolicyHost) -> Result<(), Error> {
         let (request, evaluation, cluster) = self.evaluate(host)?;
         self.judge(&request, &evaluation, &cluster.calls())?;
-        let fresh = outcome(&evaluation)?;
-        let mut session = host.session(&self.settings)?;
-        for round in ["a session's first request", "a session's reused instance"] {
-            let cluster = Arc::new(self.cluster()?);
-            session.set_cluster(cluster.clone());
-            let evaluation = session.evaluate(&request)?;
-            let judged = self.judge(&request, &evaluation, &cluster.calls());
-            judged.map_err(|e| format!("{round}: {e}"))?;
-            if outcome(&evaluation)? != fresh {
-                return Err(format!("{round}: not the fresh instance's answer").into());
-            }
-        }
-        Ok(())
+        crate::reuse::on_a_session(self, host, &request, &evaluation)
     }
 
     /// The differences from `expect` of an evaluation of `request` (this case's) and of the
@@ -594,14 +582,6 @@ impl Expect {
 
 fn op_path(op: &json_patch::PatchOperation) -> String {
     json!(op)["path"].as_str().unwrap_or_default().to_owned()
-}
-
-/// An evaluation as JSON: the AdmissionResponse, or the settings' refusal.
-fn outcome(evaluation: &Evaluation) -> Result<Value, Error> {
-    Ok(match evaluation {
-        Evaluation::SettingsRefused(message) => json!({"settingsRefused": message}),
-        Evaluation::Answered(answer) => serde_json::to_value(&answer.response)?,
-    })
 }
 
 #[cfg(test)]

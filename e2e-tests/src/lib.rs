@@ -3,3 +3,4 @@
 //! crate (`tests/native.rs`), and through kwctl (`kwctl/run`).
 
 pub mod cases;
+pub mod reuse;

@@ -6,7 +6,8 @@
 //!   objects carry against its VM ([`running::staleness`]), whether the KubeVirt CR syncs the
 //!   label ([`running::label_sync`]).
 //! - a folder per command, owning its rows and its table: [`drain`], [`maintenance`],
-//!   [`upgrade`], and [`sync`] with its writes ([`sync::send`]).
+//!   [`upgrade`], [`status`] (a drain in progress diagnosed), and [`sync`] with its writes
+//!   ([`sync::send`]).
 //! - [`output`]: what every table shares (`kubectl get`'s columns, wrapping, `-o json|yaml`).
 //! - [`context`]: the invocation resolved once (layout, settings, notes, exit codes).
 
@@ -16,5 +17,6 @@ pub mod input;
 pub mod maintenance;
 pub mod output;
 pub mod running;
+pub mod status;
 pub mod sync;
 pub mod upgrade;

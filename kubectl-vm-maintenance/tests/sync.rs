@@ -948,8 +948,8 @@ fn granted(file: &str) -> std::collections::BTreeSet<(String, String, String)> {
     all
 }
 
-/// examples/rbac grants exactly what the commands ask of the API server: the previews `get` and
-/// `list` on every kind they list (and nothing else); `sync` `get`, `list` and `patch` on what
+/// examples/rbac grants exactly what the commands ask of the API server: the previews (and
+/// `status`) `get` and `list` on every kind they list (and nothing else); `sync` `get`, `list` and `patch` on what
 /// it reads and writes, and `update` on `virtualmachines/restart`; every other kind it may not
 /// list is skipped without a note.
 #[test]
@@ -961,6 +961,7 @@ fn the_rbac_examples_grant_what_the_commands_use() {
         vec!["drain"],
         vec!["maintenance", "node-1"],
         vec!["upgrade"],
+        vec!["status", "node-1"],
     ] {
         let mut args = command.clone();
         args.extend(["--kubeconfig", kubeconfig, "-o", "json"]);

@@ -21,7 +21,7 @@ use kubectl_vm_maintenance::context::{Context, Exit, Input, Module, PROGRAM, Rep
 use kubectl_vm_maintenance::input::live::Target;
 use kubectl_vm_maintenance::output::columns::{MIN_WIDTH, explanation_width};
 use kubectl_vm_maintenance::output::{Layout, Output, print};
-use kubectl_vm_maintenance::{drain, maintenance, sync, upgrade};
+use kubectl_vm_maintenance::{drain, maintenance, status, sync, upgrade};
 
 const AFTER_HELP: &str = "\
 Exit codes:
@@ -78,6 +78,10 @@ enum Command {
     /// template, its VMI and launcher Pods; with --restart-stale, restart the VMs whose VMI keeps
     /// a stale LiveMigrate it cannot migrate under. Prints the plan; --apply writes it.
     Sync(sync::Args),
+    /// Why a node being drained still holds VMs (live, or from -f files): every VM still on
+    /// NODE with one cause, its evidence and what to do, and the node's findings (blocking
+    /// PodDisruptionBudgets). Without NODE: every node being drained.
+    Status(status::Args),
 }
 
 #[derive(ClapArgs, Debug)]
@@ -152,6 +156,7 @@ fn main() -> ExitCode {
         Command::Maintenance(args) => maintenance::run(&context, args),
         Command::Upgrade(args) => upgrade::run(&context, args),
         Command::Sync(args) => sync::run(&context, args),
+        Command::Status(args) => status::run(&context, args),
     });
     match report {
         Ok(Report { text, exit, error }) => {
@@ -182,6 +187,12 @@ fn context(cli: &Cli) -> Result<Context, String> {
              cluster's update); only drain and sync select a namespace"
         ));
     }
+    if let (Some(namespace), Command::Status(_)) = (&common.namespace, &cli.command) {
+        return Err(format!(
+            "-n {namespace}: status reads every namespace (what holds a node); only drain and \
+             sync select a namespace"
+        ));
+    }
     Ok(Context {
         settings: Settings::read(common.settings.as_deref())?,
         layout: Layout {
@@ -200,6 +211,7 @@ fn context(cli: &Cli) -> Result<Context, String> {
                 kubeconfig: common.kubeconfig.clone(),
                 context: common.context.clone(),
                 namespace: common.namespace.clone(),
+                node: None,
             },
         },
         module: Module {

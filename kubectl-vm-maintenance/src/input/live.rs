@@ -9,98 +9,11 @@ use kube::{Client, Config};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::kinds::{KINDS, Listed, STATUS_KINDS};
 use crate::input::Source;
-
-/// One kind to list: its API group/version, kind, resource, whether it is namespaced, a label
-/// selector, and a fixed namespace (Longhorn's objects live in `longhorn-system`).
-struct Listed {
-    api_version: &'static str,
-    kind: &'static str,
-    plural: &'static str,
-    namespaced: bool,
-    selector: Option<&'static str>,
-    namespace: Option<&'static str>,
-    /// Listed in every namespace whatever `-n` says (the KubeVirt CR, what a node runs).
-    cluster_wide: bool,
-}
-
-const fn kind(api_version: &'static str, kind: &'static str, plural: &'static str) -> Listed {
-    Listed {
-        api_version,
-        kind,
-        plural,
-        namespaced: true,
-        selector: None,
-        namespace: None,
-        cluster_wide: false,
-    }
-}
-
-const INSTANCETYPES: &str = "instancetype.kubevirt.io/v1beta1";
 
 /// Objects per list page, as kubectl asks (`--chunk-size` 500).
 pub const PAGE: usize = 500;
-
-/// What the previews read, in this order.
-const KINDS: [Listed; 13] = [
-    Listed {
-        cluster_wide: true,
-        ..kind("kubevirt.io/v1", "KubeVirt", "kubevirts")
-    },
-    kind("kubevirt.io/v1", "VirtualMachine", "virtualmachines"),
-    kind(
-        "kubevirt.io/v1",
-        "VirtualMachineInstance",
-        "virtualmachineinstances",
-    ),
-    Listed {
-        selector: Some("kubevirt.io=virt-launcher"),
-        ..kind("v1", "Pod", "pods")
-    },
-    Listed {
-        namespaced: false,
-        ..kind("v1", "Node", "nodes")
-    },
-    kind("v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
-    Listed {
-        namespaced: false,
-        ..kind("v1", "PersistentVolume", "persistentvolumes")
-    },
-    Listed {
-        namespaced: false,
-        ..kind(
-            INSTANCETYPES,
-            "VirtualMachineClusterInstancetype",
-            "virtualmachineclusterinstancetypes",
-        )
-    },
-    kind(
-        INSTANCETYPES,
-        "VirtualMachineInstancetype",
-        "virtualmachineinstancetypes",
-    ),
-    Listed {
-        namespaced: false,
-        ..kind(
-            INSTANCETYPES,
-            "VirtualMachineClusterPreference",
-            "virtualmachineclusterpreferences",
-        )
-    },
-    kind(
-        INSTANCETYPES,
-        "VirtualMachinePreference",
-        "virtualmachinepreferences",
-    ),
-    Listed {
-        namespace: Some("longhorn-system"),
-        ..kind("longhorn.io/v1beta2", "Volume", "volumes")
-    },
-    Listed {
-        namespace: Some("longhorn-system"),
-        ..kind("longhorn.io/v1beta2", "Replica", "replicas")
-    },
-];
 
 /// Where the cluster is and who asks.
 #[derive(Debug, Default, Clone)]
@@ -109,6 +22,8 @@ pub struct Target {
     pub context: Option<String>,
     /// `None`: every namespace.
     pub namespace: Option<String>,
+    /// The node `status` diagnoses: its Pods that are not launchers are listed too.
+    pub node: Option<String>,
 }
 
 /// What could not be listed: the kind's plural and why, in words.
@@ -135,6 +50,21 @@ pub fn read_kinds(target: &Target, plurals: &[&str]) -> Result<(Vec<Source>, Vec
     let kinds: Vec<&Listed> = KINDS
         .iter()
         .filter(|k| plurals.contains(&k.plural))
+        .collect();
+    runtime.block_on(read_async(target, &kinds))
+}
+
+/// What `status` reads: the kinds of [`KINDS`] named by their plurals, and every kind of
+/// [`STATUS_KINDS`] (of `target.node`), as [`read`].
+pub fn read_status(target: &Target, plurals: &[&str]) -> Result<(Vec<Source>, Vec<Note>), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let kinds: Vec<&Listed> = KINDS
+        .iter()
+        .filter(|k| plurals.contains(&k.plural))
+        .chain(&STATUS_KINDS)
         .collect();
     runtime.block_on(read_async(target, &kinds))
 }
@@ -178,7 +108,7 @@ async fn read_async(
     let mut sources = Vec::new();
     let mut notes = Vec::new();
     for kind in kinds.iter().copied() {
-        match list(&client, kind, target.namespace.as_deref()).await {
+        match list(&client, kind, target).await {
             Ok(items) => sources.push(Source {
                 name: format!("cluster: {}", kind.plural),
                 items,
@@ -211,7 +141,7 @@ async fn read_async(
                 ));
             }
             Err(error) => {
-                let path = list_path(kind, target.namespace.as_deref(), None);
+                let path = list_path(kind, target, None);
                 return Err(format!("{server}: GET {path}: {error}"));
             }
         }
@@ -222,15 +152,11 @@ async fn read_async(
 /// Every page of a kind's list, each a list whose items carry their kind.
 /// Every object of the kind, each as its own JSON text (a page's tree lives only while the
 /// page is read).
-async fn list(
-    client: &Client,
-    kind: &Listed,
-    namespace: Option<&str>,
-) -> kube::Result<Vec<Box<RawValue>>> {
+async fn list(client: &Client, kind: &Listed, target: &Target) -> kube::Result<Vec<Box<RawValue>>> {
     let mut items = Vec::new();
     let mut token: Option<String> = None;
     loop {
-        let path = list_path(kind, namespace, Some(token.as_deref().unwrap_or_default()));
+        let path = list_path(kind, target, Some(token.as_deref().unwrap_or_default()));
         let request = http::Request::get(&path)
             .body(Vec::new())
             .map_err(kube::Error::HttpError)?;
@@ -249,9 +175,11 @@ async fn list(
     }
 }
 
-/// The list path of a kind, in one namespace or all; with `page` (the `continue` token, `""` for
-/// the first page), a page of [`PAGE`] objects.
-fn list_path(kind: &Listed, namespace: Option<&str>, page: Option<&str>) -> String {
+/// The list path of a kind, in the target's namespace or all (of its node, for a kind listed
+/// `on_node`); with `page` (the `continue` token, `""` for the first page), a page of [`PAGE`]
+/// objects.
+fn list_path(kind: &Listed, target: &Target, page: Option<&str>) -> String {
+    let namespace = target.namespace.as_deref();
     let prefix = if kind.api_version == "v1" {
         "/api/v1".to_owned()
     } else {
@@ -267,6 +195,9 @@ fn list_path(kind: &Listed, namespace: Option<&str>, page: Option<&str>) -> Stri
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     if let Some(selector) = kind.selector {
         query.append_pair("labelSelector", selector);
+    }
+    if let Some(node) = target.node.as_deref().filter(|_| kind.on_node) {
+        query.append_pair("fieldSelector", &format!("spec.nodeName={node}"));
     }
     if let Some(token) = page {
         query.append_pair("limit", &PAGE.to_string());
@@ -371,22 +302,32 @@ mod tests {
                 "/apis/longhorn.io/v1beta2/namespaces/longhorn-system/volumes",
             ),
         ];
+        let target = |namespace: Option<&str>| Target {
+            namespace: namespace.map(str::to_owned),
+            node: Some("node-01".to_owned()),
+            ..Target::default()
+        };
         for (plural, namespace, want) in cases {
             let kind = by_plural(plural).expect("a kind");
             assert_eq!(
-                list_path(kind, namespace, None),
+                list_path(kind, &target(namespace), None),
                 want,
                 "{plural} {namespace:?}"
             );
         }
         let pods = by_plural("pods").expect("pods");
         assert_eq!(
-            list_path(pods, None, Some("")),
+            list_path(pods, &target(None), Some("")),
             "/api/v1/pods?labelSelector=kubevirt.io%3Dvirt-launcher&limit=500"
         );
         assert_eq!(
-            list_path(pods, Some("team"), Some("eyJ2Ijo=+/x")),
+            list_path(pods, &target(Some("team")), Some("eyJ2Ijo=+/x")),
             "/api/v1/namespaces/team/pods?labelSelector=kubevirt.io%3Dvirt-launcher&limit=500&continue=eyJ2Ijo%3D%2B%2Fx"
+        );
+        let others = &STATUS_KINDS[2];
+        assert_eq!(
+            list_path(others, &target(None), None),
+            "/api/v1/pods?labelSelector=kubevirt.io%21%3Dvirt-launcher&fieldSelector=spec.nodeName%3Dnode-01"
         );
     }
 }

@@ -7,7 +7,9 @@
 pub mod cluster;
 pub mod files;
 mod head;
+mod kinds;
 pub mod live;
+pub mod node;
 pub mod settings;
 pub mod slice;
 pub mod store;

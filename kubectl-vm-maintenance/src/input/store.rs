@@ -39,11 +39,15 @@ pub struct Store {
     /// VMs in reading order, one per namespace/name (the last one read wins).
     vms: Vec<Held>,
     vmis: Vec<Held>,
-    pods: Vec<Held>,
+    pub(super) pods: Vec<Held>,
     pvcs: Vec<Held>,
     persistent_volumes: Vec<Held>,
     longhorn_volumes: Vec<Held>,
     replicas: Vec<Held>,
+    /// VirtualMachineInstanceMigrations and PodDisruptionBudgets (`status` reads them:
+    /// `input/node.rs`).
+    pub(super) migrations: Vec<Held>,
+    pub(super) budgets: Vec<Held>,
     /// What every slice holds: the KubeVirt CRs, instance types and Nodes.
     shared: Slice,
     /// Where the objects a slice looks up are, so that a slice costs what it holds.
@@ -65,14 +69,12 @@ struct Positions {
 
 /// An object kept as its text, with what links it to the others.
 #[derive(Debug)]
-struct Held {
+pub(super) struct Held {
     text: Box<RawValue>,
-    key: Key,
-    /// A VMI's node (its `kubevirt.io/nodeName` label, as Harvester lists a node's VMIs); a
-    /// PersistentVolumeClaim's `spec.volumeName`; a Longhorn replica's node when it has started.
-    link: Option<String>,
-    /// A VMI's VM, a launcher Pod's VMI (their owner references); a Longhorn replica's volume.
-    owner: Option<String>,
+    pub(super) key: Key,
+    /// What links it: see `head::Head`.
+    pub(super) link: Option<String>,
+    pub(super) owner: Option<String>,
 }
 
 impl Store {
@@ -155,6 +157,8 @@ impl Store {
                     Class::Claim => self.pvcs.push(held),
                     Class::PersistentVolume => self.persistent_volumes.push(held),
                     Class::LonghornVolume => self.longhorn_volumes.push(held),
+                    Class::Migration => self.migrations.push(held),
+                    Class::Budget => self.budgets.push(held),
                     _ => self.replicas.push(held),
                 }
             }
@@ -318,7 +322,7 @@ impl Store {
 }
 
 /// Parsed again: it was read once already, so only memory can fail here.
-fn parse(held: &Held) -> Result<Value, String> {
+pub(super) fn parse(held: &Held) -> Result<Value, String> {
     serde_json::from_str(held.text.get()).map_err(|e| format!("{}/{}: {e}", held.key.0, held.key.1))
 }
 

@@ -222,6 +222,8 @@ fn kind_of(plural: &str) -> Option<&'static str> {
         "kubevirts" => "KubeVirt",
         "volumes" => "Volume",
         "replicas" => "Replica",
+        "virtualmachineinstancemigrations" => "VirtualMachineInstanceMigration",
+        "poddisruptionbudgets" => "PodDisruptionBudget",
         _ => return None,
     })
 }
@@ -233,12 +235,29 @@ fn query_pairs(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Whether `labels` match an equality selector `a=b,c=d`.
+/// Whether `labels` match an equality selector `a=b,c!=d`.
 fn selects(selector: &str, object: &Value) -> bool {
     selector.split(',').filter(|s| !s.is_empty()).all(|term| {
+        if let Some((key, value)) = term.split_once("!=") {
+            return object["metadata"]["labels"][key] != value;
+        }
         let (key, value) = term.split_once('=').unwrap_or((term, ""));
         let value = value.trim_start_matches('=');
         object["metadata"]["labels"][key] == value
+    })
+}
+
+/// Whether an object matches a field selector `spec.nodeName=X` (the one field the plugin
+/// selects on; a dotted path, equality only).
+fn selects_fields(selector: &str, object: &Value) -> bool {
+    selector.split(',').filter(|s| !s.is_empty()).all(|term| {
+        let (path, value) = term.split_once('=').unwrap_or((term, ""));
+        let pointer = format!("/{}", path.replace('.', "/"));
+        object
+            .pointer(&pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            == value
     })
 }
 
@@ -267,7 +286,7 @@ impl State {
         if method == "GET" {
             return self.get(
                 &route,
-                param("labelSelector"),
+                (param("labelSelector"), param("fieldSelector")),
                 param("limit"),
                 param("continue"),
             );
@@ -340,7 +359,7 @@ impl State {
     fn get(
         &self,
         route: &Route,
-        selector: Option<String>,
+        (selector, fields): (Option<String>, Option<String>),
         limit: Option<String>,
         token: Option<String>,
     ) -> (u16, Value) {
@@ -373,6 +392,7 @@ impl State {
                     .is_none_or(|n| o["metadata"]["namespace"] == n)
             })
             .filter(|o| selector.as_deref().is_none_or(|s| selects(s, o)))
+            .filter(|o| fields.as_deref().is_none_or(|s| selects_fields(s, o)))
             .map(|o| {
                 let mut item = o.clone();
                 if let Some(map) = item.as_object_mut() {

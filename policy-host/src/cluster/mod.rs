@@ -103,7 +103,11 @@ impl Cluster {
                 );
                 cluster.named.entry(identity).or_insert(at);
             }
-            cluster.kinds.entry((api_version, kind)).or_default().push(at);
+            cluster
+                .kinds
+                .entry((api_version, kind))
+                .or_default()
+                .push(at);
         }
         cluster.objects = objects;
         cluster
@@ -131,7 +135,11 @@ impl Cluster {
                     namespace.unwrap_or_default().to_owned(),
                     name.unwrap_or_default().to_owned(),
                 );
-                match self.named.get(&identity).and_then(|&at| self.objects.get(at)) {
+                match self
+                    .named
+                    .get(&identity)
+                    .and_then(|&at| self.objects.get(at))
+                {
                     Some(object) => prune(object, field_masks.as_ref()),
                     None => {
                         return Err(format!(

@@ -1,0 +1,68 @@
+//! What `status NODE` reads of the store: the node's slice as Harvester's maintenance reads it
+//! ([`Store::slice_on`]), and beside it the other Pods on the node, the migrations of its VMIs and
+//! every PodDisruptionBudget.
+
+use std::collections::BTreeSet;
+
+use cluster_model::object::ObjectExt;
+use serde_json::Value;
+
+use super::store::{Held, Key, parse};
+use super::{Slice, Store};
+
+/// The objects a node's diagnosis reads: its slice and what `status` adds to it.
+#[derive(Debug, Default)]
+pub struct NodeObjects {
+    /// The slice, its Pods moved to [`NodeObjects::pods`].
+    pub slice: Slice,
+    /// The launcher Pods of the node's VMIs, and every Pod on the node that no VMI owns (what a
+    /// budget may cover).
+    pub pods: Vec<Value>,
+    /// The VirtualMachineInstanceMigrations of the node's VMIs.
+    pub migrations: Vec<Value>,
+    /// Every `policy/v1` PodDisruptionBudget read.
+    pub budgets: Vec<Value>,
+}
+
+impl Store {
+    /// The objects of `node`'s diagnosis.
+    pub fn node_objects(&self, node: &str) -> Result<NodeObjects, String> {
+        let mut slice = self.slice_on(node)?;
+        let keys: BTreeSet<Key> = slice
+            .vmis
+            .iter()
+            .map(|vmi| {
+                let (namespace, name) = vmi.key();
+                (namespace.to_owned(), name.to_owned())
+            })
+            .collect();
+        let parsed = |held: Vec<&Held>| held.into_iter().map(parse).collect::<Result<Vec<_>, _>>();
+        let others = self
+            .pods
+            .iter()
+            .filter(|pod| pod.owner.is_none() && pod.link.as_deref() == Some(node))
+            .collect();
+        let migrations = self
+            .migrations
+            .iter()
+            .filter(|m| {
+                m.owner
+                    .as_ref()
+                    .is_some_and(|vmi| keys.contains(&(m.key.0.clone(), vmi.clone())))
+            })
+            .collect();
+        let mut pods = std::mem::take(&mut slice.pods);
+        pods.extend(parsed(others)?);
+        Ok(NodeObjects {
+            pods,
+            migrations: parsed(migrations)?,
+            budgets: parsed(self.budgets.iter().collect())?,
+            slice,
+        })
+    }
+
+    /// Whether any VirtualMachineInstanceMigration, any PodDisruptionBudget was read.
+    pub fn has_status_kinds(&self) -> (bool, bool) {
+        (!self.migrations.is_empty(), !self.budgets.is_empty())
+    }
+}
