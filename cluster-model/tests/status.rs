@@ -1,7 +1,9 @@
 //! `status`: one cluster per cause, the cause and its evidence, natively (docs/status.md).
 
 use cluster_model::drain::DrainOutcome;
-use cluster_model::status::{Cause, Diagnosis, NodeCause, Objects, diagnose, selector_matches};
+use cluster_model::status::{
+    Cause, Diagnosis, NodeCause, Objects, UpdateCause, diagnose, selector_matches, upgrade_status,
+};
 use rstest::rstest;
 use serde_json::{Value, json};
 
@@ -22,20 +24,21 @@ struct Cluster {
 }
 
 impl Cluster {
+    fn objects(&self) -> Objects<'_> {
+        Objects {
+            vms: &self.vms,
+            vmis: &self.vmis,
+            pods: &self.pods,
+            migrations: &self.migrations,
+            pdbs: &self.pdbs,
+            replicas: &self.replicas,
+            kubevirt: self.kubevirt.as_ref(),
+            now: NOW,
+        }
+    }
+
     fn diagnose(&self) -> Diagnosis {
-        diagnose(
-            NODE,
-            &Objects {
-                vms: &self.vms,
-                vmis: &self.vmis,
-                pods: &self.pods,
-                migrations: &self.migrations,
-                pdbs: &self.pdbs,
-                replicas: &self.replicas,
-                kubevirt: self.kubevirt.as_ref(),
-                now: NOW,
-            },
-        )
+        diagnose(NODE, &self.objects())
     }
 }
 
@@ -346,4 +349,54 @@ fn longhorns_budget_for_a_last_healthy_replica() {
 fn label_selectors(#[case] selector: Value, #[case] want: bool) {
     let labels = json!({"app": "db", "tier": "b"});
     assert_eq!(selector_matches(&selector, labels.as_object()), want);
+}
+
+fn updater(methods: &[&str]) -> cluster_model::upgrade::Updater {
+    let cr = json!({"apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+        "spec": {"workloadUpdateStrategy": {"workloadUpdateMethods": methods},
+                 "configuration": {"evictionStrategy": "LiveMigrate"}},
+        "status": {"phase": "Deployed", "observedDeploymentID": "a", "targetDeploymentID": "b"}});
+    cluster_model::upgrade::Updater::of(Some(&cr)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[rstest]
+#[case::migratable_is_queued(&["LiveMigrate"], Some("LiveMigrate"), "True", UpdateCause::UpdateQueued)]
+#[case::without_evict_never(&["LiveMigrate"], Some("LiveMigrateIfPossible"), "False", UpdateCause::NeverUpdated)]
+#[case::live_migrate_refused(&["LiveMigrate", "Evict"], Some("LiveMigrate"), "False", UpdateCause::EvictionRefused)]
+#[case::none_evicted(&["LiveMigrate", "Evict"], Some("None"), "False", UpdateCause::WillBeEvicted)]
+fn the_updaters_work(
+    #[case] methods: &[&str],
+    #[case] strategy: Option<&str>,
+    #[case] migratable: &str,
+    #[case] want: UpdateCause,
+) {
+    let mut cluster = running(strategy, migratable, None);
+    cluster.vmis[0]["metadata"]["labels"] = json!({"kubevirt.io/outdatedLauncherImage": ""});
+    let status = upgrade_status(&cluster.objects(), &updater(methods));
+    assert_eq!(status.vmis.len(), 1, "{status:?}");
+    assert_eq!(status.vmis[0].cause, want, "{}", status.vmis[0].why);
+    assert!(
+        !status.updater_active,
+        "observed and target deployments differ"
+    );
+    assert_eq!(status.holds_for_good(), want.holds_for_good());
+    // Not outdated: not listed.
+    cluster.vmis[0]["metadata"]["labels"] = json!({});
+    assert!(
+        upgrade_status(&cluster.objects(), &updater(methods))
+            .vmis
+            .is_empty()
+    );
+}
+
+#[test]
+fn an_update_migration_under_way_or_queued() {
+    let mut cluster = running(Some("LiveMigrate"), "True", None);
+    cluster.vmis[0]["metadata"]["labels"] = json!({"kubevirt.io/outdatedLauncherImage": ""});
+    cluster.migrations = vec![migration("u1", "Pending", "2026-12-08T00:59:00Z")];
+    let status = upgrade_status(&cluster.objects(), &updater(&["LiveMigrate"]));
+    assert_eq!(status.vmis[0].cause, UpdateCause::UpdateQueued);
+    cluster.migrations = vec![migration("u1", "Running", "2026-12-08T00:59:00Z")];
+    let status = upgrade_status(&cluster.objects(), &updater(&["LiveMigrate"]));
+    assert_eq!(status.vmis[0].cause, UpdateCause::UpdateMigrating);
 }

@@ -186,3 +186,68 @@ fn live_reads_what_the_file_holds() {
         "reads only: {requests:?}"
     );
 }
+
+#[test]
+fn the_upgrade_from_the_file_and_live() {
+    let file = dump_path();
+    let output = run_piped(&["status", "--upgrade", "-f", &file, "-o", "json"], None);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let status = parsed(&output);
+    let causes: Vec<String> = status["vmis"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| {
+            format!(
+                "{}: {}",
+                v["name"].as_str().unwrap_or("?"),
+                v["cause"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            "batch: WillBeEvicted",
+            "db: EvictionRefused",
+            "moved: UpdateQueued",
+            "web: UpdateMigrating",
+        ],
+        "only the VMIs labelled outdated"
+    );
+    assert_eq!(status["vmis"][0]["fate"], "MayStayOff");
+    assert_eq!(status["outdatedWorkloads"], 4);
+    assert_eq!(status["updaterActive"], true);
+
+    let dir = scratch_of("status", "upgrade-live");
+    let server = ApiServer::start(dump(), None);
+    let kubeconfig = server.kubeconfig(&dir);
+    let kubeconfig = kubeconfig.to_string_lossy();
+    let live = run_piped(
+        &[
+            "status",
+            "--upgrade",
+            "--kubeconfig",
+            &kubeconfig,
+            "-o",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(parsed(&live), status, "{}", stderr(&live));
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| !r.contains("poddisruptionbudgets") && !r.contains("fieldSelector")),
+        "the upgrade reads no budget and no node's Pods: {:?}",
+        server.requests()
+    );
+    let both = run_piped(&["status", "--upgrade", "node-01", "-f", &file], None);
+    assert_eq!(both.status.code(), Some(1));
+    assert!(
+        stderr(&both).contains("'--upgrade' cannot be used with '[NODE]'"),
+        "{}",
+        stderr(&both)
+    );
+}

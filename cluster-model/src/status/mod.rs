@@ -9,6 +9,7 @@
 
 mod migration;
 mod node;
+pub mod upgrade;
 mod vm;
 
 use serde::Serialize;
@@ -18,6 +19,7 @@ use crate::drain::DrainOutcome;
 use crate::object::ObjectExt;
 
 pub use node::selector_matches;
+pub use upgrade::{UpdateCause, UpgradeStatus, VmiUpdateStatus, upgrade_status};
 
 /// What a diagnosis reads: the cluster's objects (any namespace), the KubeVirt CR, and `now`
 /// (seconds since the Unix epoch) to say how long a cause has lasted.

@@ -54,17 +54,26 @@ pub fn read_kinds(target: &Target, plurals: &[&str]) -> Result<(Vec<Source>, Vec
     runtime.block_on(read_async(target, &kinds))
 }
 
-/// What `status` reads: the kinds of [`KINDS`] named by their plurals, and every kind of
-/// [`STATUS_KINDS`] (of `target.node`), as [`read`].
-pub fn read_status(target: &Target, plurals: &[&str]) -> Result<(Vec<Source>, Vec<Note>), String> {
+/// What `status` reads: the kinds of [`KINDS`] and [`STATUS_KINDS`] named by their plurals,
+/// and with `node_pods` the Pods that are not launchers (of `target.node`, else all), as
+/// [`read`].
+pub fn read_status(
+    target: &Target,
+    plurals: &[&str],
+    node_pods: bool,
+) -> Result<(Vec<Source>, Vec<Note>), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    let status = STATUS_KINDS.iter().filter(|k| match k.on_node {
+        true => node_pods,
+        false => plurals.contains(&k.plural),
+    });
     let kinds: Vec<&Listed> = KINDS
         .iter()
         .filter(|k| plurals.contains(&k.plural))
-        .chain(&STATUS_KINDS)
+        .chain(status)
         .collect();
     runtime.block_on(read_async(target, &kinds))
 }

@@ -42,20 +42,11 @@ impl Store {
             .iter()
             .filter(|pod| pod.owner.is_none() && pod.link.as_deref() == Some(node))
             .collect();
-        let migrations = self
-            .migrations
-            .iter()
-            .filter(|m| {
-                m.owner
-                    .as_ref()
-                    .is_some_and(|vmi| keys.contains(&(m.key.0.clone(), vmi.clone())))
-            })
-            .collect();
         let mut pods = std::mem::take(&mut slice.pods);
         pods.extend(parsed(others)?);
         Ok(NodeObjects {
             pods,
-            migrations: parsed(migrations)?,
+            migrations: self.migrations_of(&keys)?,
             budgets: parsed(self.budgets.iter().collect())?,
             slice,
         })
@@ -64,5 +55,20 @@ impl Store {
     /// Whether any VirtualMachineInstanceMigration, any PodDisruptionBudget was read.
     pub fn has_status_kinds(&self) -> (bool, bool) {
         (!self.migrations.is_empty(), !self.budgets.is_empty())
+    }
+}
+
+impl Store {
+    /// The VirtualMachineInstanceMigrations of the VMIs of `keys`.
+    pub fn migrations_of(&self, keys: &BTreeSet<Key>) -> Result<Vec<Value>, String> {
+        self.migrations
+            .iter()
+            .filter(|m| {
+                m.owner
+                    .as_ref()
+                    .is_some_and(|vmi| keys.contains(&(m.key.0.clone(), vmi.clone())))
+            })
+            .map(parse)
+            .collect()
     }
 }

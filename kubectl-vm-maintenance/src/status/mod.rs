@@ -4,6 +4,7 @@
 //! node being drained: cordoned, or carrying Harvester's `drain-requested` or `maintain-status`.
 
 mod table;
+mod upgrade;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -17,15 +18,19 @@ use crate::input::live::{self, Target};
 use crate::input::node::NodeObjects;
 use crate::input::{Source, Store, read_sources};
 
-/// `status [NODE]`.
+/// `status [NODE]`, `status --upgrade`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The node to diagnose; without it, every node being drained (every namespace is read).
     pub node: Option<String>,
+    /// Instead of a node: every running VMI that KubeVirt's workload updater still has to move
+    /// to a new launcher (or apply a live update to), and why it has not.
+    #[arg(long, conflicts_with = "node")]
+    pub upgrade: bool,
 }
 
-/// The previews' kinds `status` reads (besides migrations, budgets and the node's other Pods).
-const KINDS: [&str; 7] = [
+/// The kinds `status` reads (and the node's other Pods).
+const KINDS: [&str; 9] = [
     "kubevirts",
     "virtualmachines",
     "virtualmachineinstances",
@@ -33,6 +38,8 @@ const KINDS: [&str; 7] = [
     "nodes",
     "volumes",
     "replicas",
+    "virtualmachineinstancemigrations",
+    "poddisruptionbudgets",
 ];
 
 /// Harvester's node annotations of a drain in progress (`pkg/util/drainhelper/helper.go` l.34,
@@ -45,7 +52,10 @@ const DRAIN_ANNOTATIONS: [&str; 2] = [
 /// The diagnosis (exit 0 nothing holds the node, 2 something holds it for good, 3 it moves but
 /// slowly or a VM may stay off); `Err` for bad input (exit 1).
 pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
-    let store = Store::read(sources(context, args.node.as_deref())?)?;
+    if args.upgrade {
+        return upgrade::run(context);
+    }
+    let store = Store::read(sources(context, args.node.as_deref(), &KINDS, true)?)?;
     for note in &store.notes {
         context.note(note);
     }
@@ -53,9 +63,7 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
         Some(node) => vec![known(&store, node)?],
         None => draining(&store),
     };
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let now = now();
     let mut diagnoses = Vec::new();
     for node in &nodes {
         let read = store.node_objects(node)?;
@@ -78,8 +86,13 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
     Ok(Report::new(text, exit))
 }
 
-/// The `-f` files, or the live cluster's kinds `status` reads (the node's other Pods too).
-fn sources(context: &Context, node: Option<&str>) -> Result<Vec<Source>, String> {
+/// The `-f` files, or the live cluster's `kinds` (with `node_pods`, the node's other Pods too).
+fn sources(
+    context: &Context,
+    node: Option<&str>,
+    kinds: &[&str],
+    node_pods: bool,
+) -> Result<Vec<Source>, String> {
     if !context.input.files.is_empty() {
         return read_sources(&context.input.files);
     }
@@ -87,11 +100,18 @@ fn sources(context: &Context, node: Option<&str>) -> Result<Vec<Source>, String>
         node: node.map(str::to_owned),
         ..context.target(None)
     };
-    let (sources, notes) = live::read_status(&target, &KINDS)?;
+    let (sources, notes) = live::read_status(&target, kinds, node_pods)?;
     for note in notes {
         context.note(&note.text);
     }
     Ok(sources)
+}
+
+/// Seconds since the Unix epoch.
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// The node, when it is in the input; else which nodes are.
