@@ -9,7 +9,7 @@ set -euo pipefail
 dir=$1 plugin=$2 rounds=$3
 shift 3
 mkdir -p "$dir"
-commands=("drain" "drain node-01" "maintenance node-01" "upgrade" "sync")
+commands=("drain" "drain node-01" "maintenance node-01" "upgrade" "sync" "status node-01" "status --upgrade")
 declare -A best_time worst_time best_rss
 for size in "$@"; do
   cargo run -q -p policy-bench --bin cluster-dump -- "$size" 50 "$dir/cluster-$size.json"

@@ -1,7 +1,8 @@
-//! `status`: a drain in progress diagnosed from `examples/status-drain.json` (node-01 cordoned
+//! `status`: drains in progress diagnosed from `examples/status-drain.json` (node-01 cordoned
 //! with Harvester's drain-requested: a VM refused forever, one migrating, one queued, one
-//! evicted that may stay off, a stale evacuation mark, a budget allowing no disruption), from
-//! the file and from the loopback API server; every cause of docs/status.md natively in
+//! evicted that may stay off, a stale evacuation mark, a budget allowing no disruption; node-04
+//! in Harvester's maintenance: every other cause and Longhorn's budget; outdated VMIs for
+//! `--upgrade`), from the file and from the loopback API server; every cause natively too, in
 //! cluster-model's `tests/status.rs`.
 
 mod harness;
@@ -111,6 +112,40 @@ fn a_node_from_the_file() {
     assert!(text.contains("\nWhat to do:\n  team/batch: wait"), "{text}");
 }
 
+/// node-04, in Harvester's maintenance: the causes of migrations and of Harvester's labels, and
+/// Longhorn's budget for a last healthy replica.
+#[test]
+fn every_other_cause_through_the_plugin() {
+    let file = dump_path();
+    let output = run_piped(&["status", "node-04", "-f", &file, "-o", "json"], None);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let diagnosis = parsed(&output);
+    assert_eq!(
+        causes(&diagnosis),
+        [
+            "ext: WaitingForExternal",
+            "failing: MigrationFailing",
+            "halted: ShutdownByMaintenance",
+            "labelonly: LabelOnlyOnVM",
+            "twopods: ExtraLauncherPods",
+            "unsched: TargetUnschedulable",
+        ]
+    );
+    let finding = &diagnosis["nodeFindings"][0];
+    assert_eq!(
+        (finding["cause"].as_str(), finding["object"].as_str()),
+        (
+            Some("LastHealthyReplica"),
+            Some("longhorn-system/instance-manager-4a1f")
+        )
+    );
+    let why = diagnosis["vms"][3]["why"].as_str().unwrap_or_default();
+    assert!(
+        why.ends_with("KubeVirt creates it when a slot is free (2 run now))"),
+        "every migration counts: {why}"
+    );
+}
+
 #[test]
 fn exit_codes_and_every_node_being_drained() {
     let file = dump_path();
@@ -135,13 +170,17 @@ fn exit_codes_and_every_node_being_drained() {
         .flatten()
         .filter_map(|n| n["node"].as_str())
         .collect();
-    assert_eq!(names, ["node-01"], "only the cordoned node");
+    assert_eq!(
+        names,
+        ["node-01", "node-04"],
+        "only the nodes being drained"
+    );
 
     let unknown = run_piped(&["status", "node-09", "-f", &file], None);
     assert_eq!(unknown.status.code(), Some(1));
     assert_eq!(
         stderr(&unknown),
-        "kubectl-vm_maintenance: node node-09 is not in the input (nodes read: node-01, node-02, node-03)\n"
+        "kubectl-vm_maintenance: node node-09 is not in the input (nodes read: node-01, node-02, node-03, node-04)\n"
     );
     let namespaced = run_piped(&["status", "node-01", "-n", "team", "-f", &file], None);
     assert_eq!(namespaced.status.code(), Some(1));

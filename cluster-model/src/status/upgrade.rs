@@ -6,6 +6,8 @@
 //! l.332-347). Each gets one cause: its migration under way or queued, or what the updater's
 //! decision ([`crate::upgrade::decide`]) leaves it with.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -75,11 +77,13 @@ impl UpgradeStatus {
 
 /// Every outdated running VMI of `objects` (its VMs, Pods and migrations read there too).
 pub fn upgrade_status(objects: &Objects, updater: &Updater) -> UpgradeStatus {
+    // Each VMI's VM by namespace and name: one index, not a scan of every VM per VMI.
+    let vms: HashMap<(&str, &str), &Value> = objects.vms.iter().map(|vm| (vm.key(), vm)).collect();
     let mut vmis: Vec<VmiUpdateStatus> = objects
         .vmis
         .iter()
         .filter(|vmi| vmi.text_at("/status/phase") == Some("Running") && !finished(vmi))
-        .filter_map(|vmi| outdated(vmi, objects, updater))
+        .filter_map(|vmi| outdated(vmi, vms.get(&vmi.key()).copied(), objects, updater))
         .collect();
     vmis.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     let cr = objects.kubevirt;
@@ -94,9 +98,13 @@ pub fn upgrade_status(objects: &Objects, updater: &Updater) -> UpgradeStatus {
 }
 
 /// The VMI's cause when it is outdated.
-fn outdated(vmi: &Value, objects: &Objects, updater: &Updater) -> Option<VmiUpdateStatus> {
+fn outdated(
+    vmi: &Value,
+    vm: Option<&Value>,
+    objects: &Objects,
+    updater: &Updater,
+) -> Option<VmiUpdateStatus> {
     let (namespace, name) = vmi.key();
-    let vm = objects.vms.iter().find(|vm| vm.key() == (namespace, name));
     let update = decide(vmi, vm, updater);
     let image = vmi.label(OUTDATED_LABEL).is_some();
     if !image && update.pending_live_updates.is_empty() {

@@ -1,13 +1,10 @@
 //! What `status NODE` reads of the store: the node's slice as Harvester's maintenance reads it
-//! ([`Store::slice_on`]), and beside it the other Pods on the node, the migrations of its VMIs and
-//! every PodDisruptionBudget.
+//! ([`Store::slice_on`]), and beside it the other Pods on the node, every migration (the cluster's
+//! limits count them all) and every PodDisruptionBudget.
 
-use std::collections::BTreeSet;
-
-use cluster_model::object::ObjectExt;
 use serde_json::Value;
 
-use super::store::{Held, Key, parse};
+use super::store::{Held, parse};
 use super::{Slice, Store};
 
 /// The objects a node's diagnosis reads: its slice and what `status` adds to it.
@@ -18,7 +15,7 @@ pub struct NodeObjects {
     /// The launcher Pods of the node's VMIs, and every Pod on the node that no VMI owns (what a
     /// budget may cover).
     pub pods: Vec<Value>,
-    /// The VirtualMachineInstanceMigrations of the node's VMIs.
+    /// Every VirtualMachineInstanceMigration (the cluster's limits count them all).
     pub migrations: Vec<Value>,
     /// Every `policy/v1` PodDisruptionBudget read.
     pub budgets: Vec<Value>,
@@ -28,14 +25,6 @@ impl Store {
     /// The objects of `node`'s diagnosis.
     pub fn node_objects(&self, node: &str) -> Result<NodeObjects, String> {
         let mut slice = self.slice_on(node)?;
-        let keys: BTreeSet<Key> = slice
-            .vmis
-            .iter()
-            .map(|vmi| {
-                let (namespace, name) = vmi.key();
-                (namespace.to_owned(), name.to_owned())
-            })
-            .collect();
         let parsed = |held: Vec<&Held>| held.into_iter().map(parse).collect::<Result<Vec<_>, _>>();
         let others = self
             .pods
@@ -46,7 +35,7 @@ impl Store {
         pods.extend(parsed(others)?);
         Ok(NodeObjects {
             pods,
-            migrations: self.migrations_of(&keys)?,
+            migrations: self.migrations()?,
             budgets: parsed(self.budgets.iter().collect())?,
             slice,
         })
@@ -56,19 +45,9 @@ impl Store {
     pub fn has_status_kinds(&self) -> (bool, bool) {
         (!self.migrations.is_empty(), !self.budgets.is_empty())
     }
-}
 
-impl Store {
-    /// The VirtualMachineInstanceMigrations of the VMIs of `keys`.
-    pub fn migrations_of(&self, keys: &BTreeSet<Key>) -> Result<Vec<Value>, String> {
-        self.migrations
-            .iter()
-            .filter(|m| {
-                m.owner
-                    .as_ref()
-                    .is_some_and(|vmi| keys.contains(&(m.key.0.clone(), vmi.clone())))
-            })
-            .map(parse)
-            .collect()
+    /// Every VirtualMachineInstanceMigration read.
+    pub fn migrations(&self) -> Result<Vec<Value>, String> {
+        self.migrations.iter().map(parse).collect()
     }
 }

@@ -2,15 +2,13 @@
 //! (cluster-model's `status::upgrade_status`), 500 VMIs at a time; a table (NAMESPACE, NAME,
 //! NODE, CAUSE, WHY; `-o wide` adds the evidence and what to do) or `{"vmis": [...]}`.
 
-use std::collections::BTreeSet;
-
 use cluster_model::status::{Objects, UpgradeStatus, upgrade_status};
 use cluster_model::upgrade::Updater;
 
 use super::{now, sources};
 use crate::context::{Context, Exit, Report};
 use crate::input::Store;
-use crate::input::store::{Key, SLICE};
+use crate::input::store::SLICE;
 use crate::output::columns::{Columns, Layout};
 
 /// What the updater's work reads: the CR, VMs, VMIs, their launcher Pods and migrations.
@@ -32,11 +30,11 @@ pub(super) fn run(context: &Context) -> Result<Report, String> {
     let updater = Updater::of(cr).map_err(|e| format!("KubeVirt CR: {e}"))?;
     let now = now();
     let mut all: Option<UpgradeStatus> = None;
+    // Every migration at once: the cluster's limit counts them all.
+    let migrations = store.migrations()?;
     let keys = store.vmi_keys();
     for slice in store.slices(&keys, SLICE) {
         let slice = slice?;
-        let names: BTreeSet<Key> = slice.vmis.iter().map(key).collect();
-        let migrations = store.migrations_of(&names)?;
         let objects = Objects {
             vms: &slice.vms,
             vmis: &slice.vmis,
@@ -69,12 +67,6 @@ pub(super) fn run(context: &Context) -> Result<Report, String> {
         None => table(&status, &context.layout),
     };
     Ok(Report::new(text, exit))
-}
-
-fn key(vmi: &serde_json::Value) -> Key {
-    use cluster_model::object::ObjectExt;
-    let (namespace, name) = vmi.key();
-    (namespace.to_owned(), name.to_owned())
 }
 
 fn empty(cr: Option<&serde_json::Value>, now: i64) -> Objects<'_> {
