@@ -197,21 +197,18 @@ fn live_reads_what_the_file_holds() {
     let server = ApiServer::start(dump(), None);
     let kubeconfig = server.kubeconfig(&dir);
     let kubeconfig = kubeconfig.to_string_lossy();
-    let live = run_piped(
-        &[
-            "status",
-            "node-01",
-            "--kubeconfig",
-            &kubeconfig,
-            "-o",
-            "json",
-        ],
-        None,
-    );
     let file = dump_path();
-    let from_file = run_piped(&["status", "node-01", "-f", &file, "-o", "json"], None);
-    assert_eq!(live.status.code(), Some(2), "{}", stderr(&live));
-    assert_eq!(timeless(parsed(&live)), timeless(parsed(&from_file)));
+    for node in ["node-01", "node-04"] {
+        let args = ["status", node, "--kubeconfig", &kubeconfig, "-o", "json"];
+        let live = run_piped(&args, None);
+        let from_file = run_piped(&["status", node, "-f", &file, "-o", "json"], None);
+        assert_eq!(live.status.code(), Some(2), "{node}: {}", stderr(&live));
+        assert_eq!(
+            timeless(parsed(&live)),
+            timeless(parsed(&from_file)),
+            "{node}"
+        );
+    }
     let requests = server.requests();
     for path in [
         "GET /apis/kubevirt.io/v1/virtualmachineinstancemigrations?limit=500",
