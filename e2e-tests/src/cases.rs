@@ -416,13 +416,10 @@ impl Case {
         Ok((request, evaluation, cluster))
     }
 
-    /// Runs the case on a fresh instance, then twice on one [`policy_host::Session`]
-    /// ([`crate::reuse`]): the differences from `expect`, or a session's answer that is not the
-    /// fresh instance's; or nothing.
+    /// Runs the case on a fresh instance; the differences from `expect`, or nothing.
     pub fn run(&self, host: &PolicyHost) -> Result<(), Error> {
         let (request, evaluation, cluster) = self.evaluate(host)?;
-        self.judge(&request, &evaluation, &cluster.calls())?;
-        crate::reuse::on_a_session(self, host, &request, &evaluation)
+        self.judge(&request, &evaluation, &cluster.calls())
     }
 
     /// The differences from `expect` of an evaluation of `request` (this case's) and of the

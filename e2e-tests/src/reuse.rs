@@ -9,14 +9,21 @@ use serde_json::{Value, json};
 
 use crate::cases::Case;
 
-/// `request` (the case's) twice on one session: each answer meets `expect` and equals `fresh`.
-pub fn on_a_session(
+/// The case on a fresh instance ([`Case::run`]'s check), then twice on one session: each answer
+/// meets `expect` and equals the fresh instance's.
+pub fn run(case: &Case, host: &PolicyHost) -> Result<(), Error> {
+    let (request, fresh, cluster) = case.evaluate(host)?;
+    case.judge(&request, &fresh, &cluster.calls())?;
+    on_a_session(case, host, &request, &outcome(&fresh)?)
+}
+
+/// `request` (the case's) twice on one session: each answer meets `expect` and is `fresh`.
+fn on_a_session(
     case: &Case,
     host: &PolicyHost,
     request: &Value,
-    fresh: &Evaluation,
+    fresh: &Value,
 ) -> Result<(), Error> {
-    let fresh = outcome(fresh)?;
     let mut session = host.session(&case.settings)?;
     for round in ["a session's first request", "a session's reused instance"] {
         let cluster = Arc::new(case.cluster()?);
@@ -24,7 +31,7 @@ pub fn on_a_session(
         let evaluation = session.evaluate(request)?;
         let judged = case.judge(request, &evaluation, &cluster.calls());
         judged.map_err(|e| format!("{round}: {e}"))?;
-        if outcome(&evaluation)? != fresh {
+        if &outcome(&evaluation)? != fresh {
             return Err(format!("{round}: not the fresh instance's answer").into());
         }
     }

@@ -1,8 +1,9 @@
-//! Every case of `e2e-tests/cases/*.yaml`, each a test of its own, on the compiled module.
+//! Every case of `e2e-tests/cases/*.yaml`, each a test of its own, on the compiled module: on a
+//! fresh instance, then twice on one reused instance (`reuse.rs`).
 
 use std::sync::Arc;
 
-use e2e_tests::cases;
+use e2e_tests::{cases, reuse};
 use libtest_mimic::{Arguments, Failed, Trial};
 use policy_host::{PolicyHost, default_module_path};
 
@@ -27,7 +28,7 @@ fn main() {
         .map(|(name, case)| {
             let host = Arc::clone(&host);
             Trial::test(name, move || {
-                case.run(&host).map_err(|e| Failed::from(e.to_string()))
+                reuse::run(&case, &host).map_err(|e| Failed::from(e.to_string()))
             })
         })
         .collect();
