@@ -400,3 +400,46 @@ fn an_update_migration_under_way_or_queued() {
     let status = upgrade_status(&cluster.objects(), &updater(&["LiveMigrate"]));
     assert_eq!(status.vmis[0].cause, UpdateCause::UpdateMigrating);
 }
+
+/// Objects of the wrong shapes are read as absent, never a panic: the VMI on the node is still
+/// diagnosed, by what reads.
+#[test]
+fn odd_objects_are_read_as_absent() {
+    let mut cluster = running(Some("LiveMigrate"), "False", None);
+    cluster.vmis[0]["status"]["conditions"] = json!({"type": "LiveMigratable"});
+    cluster.vmis[0]["status"]["evacuationNodeName"] = json!(7);
+    cluster
+        .vmis
+        .push(json!({"kind": "VirtualMachineInstance", "status": "Running"}));
+    cluster.vmis.push(json!([1, 2]));
+    cluster.pods.push(
+        json!({"metadata": {"labels": "x", "ownerReferences": {}}, "spec": {"nodeName": NODE}}),
+    );
+    cluster.migrations = vec![
+        json!({"metadata": {"namespace": "team"}, "spec": {"vmiName": "vm"}, "status": {"phase": 3}}),
+        json!({"metadata": {"namespace": "team", "creationTimestamp": "not a time"},
+               "spec": {"vmiName": "vm"}, "status": {"phase": "Failed",
+               "phaseTransitionTimestamps": {"phase": "Failed"}}}),
+    ];
+    cluster.pdbs = vec![
+        json!({"metadata": {"namespace": "team"}, "spec": {"selector": {"matchLabels": {"a": 1},
+               "matchExpressions": "x"}}, "status": {"disruptionsAllowed": 0}}),
+        json!({"spec": {"selector": []}, "status": {"disruptionsAllowed": "0"}}),
+    ];
+    cluster.replicas = vec![json!({"spec": {"nodeID": NODE, "healthyAt": 1}})];
+    cluster.kubevirt = Some(
+        json!({"spec": {"configuration": {"evictionStrategy": ["LiveMigrate"],
+        "migrations": {"parallelMigrationsPerCluster": "many"}}}}),
+    );
+    let diagnosis = cluster.diagnose();
+    assert_eq!(diagnosis.vms.len(), 1, "{diagnosis:?}");
+    // An unfinished migration whose phase does not read: unset, as a new one (queued).
+    assert_eq!(diagnosis.vms[0].cause, Cause::MigrationQueued);
+    assert!(
+        diagnosis.node_findings.is_empty(),
+        "{:?}",
+        diagnosis.node_findings
+    );
+    let status = upgrade_status(&cluster.objects(), &updater(&["LiveMigrate"]));
+    assert!(status.vmis.is_empty());
+}

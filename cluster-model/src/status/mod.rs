@@ -153,7 +153,7 @@ fn finished(object: &Value) -> bool {
 fn seconds_since(timestamp: &str, now: i64) -> Option<i64> {
     chrono::DateTime::parse_from_rfc3339(timestamp)
         .ok()
-        .map(|t| now - t.timestamp())
+        .map(|t| now.saturating_sub(t.timestamp()))
 }
 
 /// `Kind namespace/name`, as evidence names an object.

@@ -150,7 +150,7 @@ type Found = (UpdateCause, Option<DrainOutcome>, String, &'static str);
 /// A migration of the VMI not finished: queued (`Pending`, no target Pod) or under way.
 fn under_way(unfinished: &Value, objects: &Objects) -> Found {
     let phase = migration::phase(unfinished);
-    if phase == "Pending" && migration::target_pod(unfinished, objects).is_none() {
+    if matches!(phase, "Pending" | "") && migration::target_pod(unfinished, objects).is_none() {
         let why = format!(
             "its migration waits for a slot: at most {} migrations run in the cluster ({} now)",
             migration::limit(objects, "parallelMigrationsPerCluster", 5),

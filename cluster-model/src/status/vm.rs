@@ -108,7 +108,7 @@ fn migrating(
             .read(format!("{} status.conditions[PodScheduled]=False/Unschedulable", named("Pod", pod)))
             .since(pod.text_at("/metadata/creationTimestamp"));
     }
-    if phase == "Pending" && target.is_none() {
+    if matches!(phase, "Pending" | "") && target.is_none() {
         if let Some(failing) = failing(migrations) {
             return failing.read(shown);
         }
