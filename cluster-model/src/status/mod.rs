@@ -9,6 +9,7 @@
 
 mod migration;
 mod node;
+mod reading;
 pub mod upgrade;
 mod vm;
 
