@@ -2,6 +2,7 @@
 //! ([`Store::slice_on`]), and beside it the other Pods on the node, every migration (the cluster's
 //! limits count them all) and every PodDisruptionBudget.
 
+use cluster_model::object::ObjectExt;
 use serde_json::Value;
 
 use super::store::{Held, parse};
@@ -39,6 +40,22 @@ impl Store {
             budgets: parsed(self.budgets.iter().collect())?,
             slice,
         })
+    }
+
+    /// `Ok` when `node` is among the Nodes read; else which nodes are (`maintenance`, `status`).
+    pub fn known_node(&self, node: &str) -> Result<(), String> {
+        let known: Vec<&str> = self.nodes().iter().map(|n| n.name()).collect();
+        if known.contains(&node) {
+            return Ok(());
+        }
+        let known = if known.is_empty() {
+            "none; add `kubectl get nodes -o json`".to_owned()
+        } else {
+            known.join(", ")
+        };
+        Err(format!(
+            "node {node} is not in the input (nodes read: {known})"
+        ))
     }
 
     /// Whether any VirtualMachineInstanceMigration, any PodDisruptionBudget was read.

@@ -6,7 +6,6 @@
 use crate::running::HARVESTER_READS;
 use cluster_model::drain::DrainOutcome;
 use cluster_model::maintenance::{Longhorn, Objects, Outcome, Preview, VmOutcome, preview};
-use cluster_model::object::ObjectExt;
 use serde_json::Value;
 use vm_maintenance_strategy::settings::Settings;
 
@@ -47,7 +46,7 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
         layout: &context.layout,
     };
     let store = Store::read(context.sources(None)?)?;
-    known_node(&store, request.node)?;
+    store.known_node(request.node)?;
     // Only the node's VMs (and those of its Longhorn replicas) are read.
     let slice = store.slice_on(request.node)?;
     let view = dump_cluster(&slice);
@@ -115,22 +114,6 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
             .unwrap_or_else(|| Ok(String::new()))?
     };
     Ok(Report::new(text, exit))
-}
-
-/// The node is in the input, else which nodes are.
-fn known_node(store: &Store, node: &str) -> Result<(), String> {
-    if store.nodes().iter().any(|n| n.name() == node) {
-        return Ok(());
-    }
-    let known: Vec<&str> = store.nodes().iter().map(|n| n.name()).collect();
-    Err(format!(
-        "node {node} is not in the input (nodes read: {})",
-        if known.is_empty() {
-            "none; add `kubectl get nodes -o json`".to_owned()
-        } else {
-            known.join(", ")
-        }
-    ))
 }
 
 /// What the running objects carry against their VMs, and what the KubeVirt CR syncs.

@@ -60,7 +60,10 @@ pub fn run(context: &Context, args: &Args) -> Result<Report, String> {
         context.note(note);
     }
     let nodes = match &args.node {
-        Some(node) => vec![known(&store, node)?],
+        Some(node) => {
+            store.known_node(node)?;
+            vec![node.clone()]
+        }
         None => draining(&store),
     };
     let now = now();
@@ -112,22 +115,6 @@ fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
-/// The node, when it is in the input; else which nodes are.
-fn known(store: &Store, node: &str) -> Result<String, String> {
-    if store.nodes().iter().any(|n| n.name() == node) {
-        return Ok(node.to_owned());
-    }
-    let known: Vec<&str> = store.nodes().iter().map(|n| n.name()).collect();
-    let known = if known.is_empty() {
-        "none; add `kubectl get nodes -o json`".to_owned()
-    } else {
-        known.join(", ")
-    };
-    Err(format!(
-        "node {node} is not in the input (nodes read: {known})"
-    ))
 }
 
 /// The nodes being drained: cordoned (`spec.unschedulable`) or with a Harvester drain annotation.

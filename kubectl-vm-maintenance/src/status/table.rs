@@ -2,7 +2,8 @@
 //! wide` adds the evidence and what to do), then the node's findings; without a node, a line
 //! per node being drained.
 
-use cluster_model::status::{Diagnosis, VmStatus};
+use cluster_model::drain::DrainOutcome;
+use cluster_model::status::Diagnosis;
 
 use crate::output::columns::{Columns, Layout};
 
@@ -17,7 +18,7 @@ pub(super) fn table(diagnosis: &Diagnosis, layout: &Layout) -> String {
         let mut cells = vec![
             vm.namespace.clone(),
             vm.name.clone(),
-            cause(vm),
+            with_fate(vm.cause, vm.fate),
             vm.seconds.map(lasted).unwrap_or_default(),
             vm.why.clone(),
         ];
@@ -89,11 +90,11 @@ pub(super) fn nodes(diagnoses: &[Diagnosis], layout: &Layout) -> String {
     rows.render(layout.headers)
 }
 
-/// `Evicting` with the runStrategy's fate: `Evicting/Restart`.
-fn cause(vm: &VmStatus) -> String {
-    match vm.fate {
-        Some(fate) => format!("{:?}/{fate}", vm.cause),
-        None => format!("{:?}", vm.cause),
+/// A cause with the runStrategy's fate: `Evicting/Restart`, `WillBeEvicted/MayStayOff`.
+pub(super) fn with_fate(cause: impl std::fmt::Debug, fate: Option<DrainOutcome>) -> String {
+    match fate {
+        Some(fate) => format!("{cause:?}/{fate}"),
+        None => format!("{cause:?}"),
     }
 }
 

@@ -5,6 +5,7 @@
 use cluster_model::status::{Objects, UpgradeStatus, upgrade_status};
 use cluster_model::upgrade::Updater;
 
+use super::table::with_fate;
 use super::{now, sources};
 use crate::context::{Context, Exit, Report};
 use crate::input::Store;
@@ -89,15 +90,11 @@ fn table(status: &UpgradeStatus, layout: &Layout) -> String {
     }
     let mut rows = Columns::new(header);
     for vmi in &status.vmis {
-        let cause = match vmi.fate {
-            Some(fate) => format!("{:?}/{fate}", vmi.cause),
-            None => format!("{:?}", vmi.cause),
-        };
         let mut cells = vec![
             vmi.namespace.clone(),
             vmi.name.clone(),
             vmi.node.clone().unwrap_or_default(),
-            cause,
+            with_fate(vmi.cause, vmi.fate),
             vmi.why.clone(),
         ];
         if layout.wide() {
